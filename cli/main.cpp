@@ -1,0 +1,27 @@
+// foxeval: evaluation harness for Forgetting Transformer checkpoints and their baselines.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/command.h"
+#include "data/errors.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"foxeval: evaluate FoX-paper checkpoints (loss, niah, longbench, ...)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "foxeval 0.1");
+  for (auto& setup : foxeval::command_setups()) setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const foxeval::Error& e) {
+    std::fprintf(stderr, "foxeval: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "foxeval: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

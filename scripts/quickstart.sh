@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# One command from a fresh clone: install, build, and run the main job (`foxeval loss`) on the
+# bundled default: a tiny FoX (Pro) checkpoint made by the official code (random weights,
+# byte-level vocabulary of 256) and a small token file. Writes results/default-loss.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+build/foxeval info --model tests/fixtures/official/fox_pro
+build/foxeval loss --model tests/fixtures/official/fox_pro --data data/default/tokens.npy --bos-id 0 \
+  --out results/default-loss.json

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what foxeval needs on Debian 12 (idempotent), then configures and builds build/.
+#   Debian packages: compilers, CMake/Ninja, CLI11, nlohmann/json, re2, fmt, doctest, blosc.
+#   LibTorch: from PyPI's torch wheel (2.11, CUDA 13) in .venv/, plus test tooling.
+#   CUDA: the CUDA 13.0 toolkit (nvcc) must be installed (as on the CI image): kernels are
+#   compiled and linked everywhere, and run where a GPU is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+pkgs="build-essential cmake ninja-build pkg-config python3-venv libfmt-dev nlohmann-json3-dev libcli11-dev
+      doctest-dev libre2-dev libblosc-dev"
+missing=""
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  echo "[setup] apt-get install$missing" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+
+export PATH="/usr/local/cuda/bin:$PATH"
+if ! command -v nvcc >/dev/null; then
+  echo "[setup] error: nvcc (CUDA toolkit 13.0) not found; install it or put it on PATH" >&2
+  exit 1
+fi
+
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv" >&2
+  "$PY" -m venv .venv
+fi
+if ! .venv/bin/python -c 'import torch, numpy, safetensors' 2>/dev/null; then
+  echo "[setup] pip install torch 2.11 (LibTorch) and test tooling" >&2
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r scripts/requirements.txt
+fi
+
+TORCH_PREFIX="$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')"
+gen=""; command -v ninja >/dev/null && gen="-G Ninja"
+if [ ! -f build/CMakeCache.txt ]; then
+  cmake -S . -B build $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" >/dev/null
+fi
+cmake --build build -j "$(nproc)"
