@@ -1,0 +1,162 @@
+#include "models/checkpoint.h"
+
+#include <ATen/Functions.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "data/errors.h"
+
+namespace fs = std::filesystem;
+
+namespace foxeval {
+namespace {
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open", path));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("{}: malformed JSON: {}", path, e.what()));
+  }
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+}  // namespace
+
+// ---- Config ----
+
+const nlohmann::json& Config::at(const std::string& key) const {
+  if (!has(key)) fail(key, "is required but missing");
+  return json_.at(key);
+}
+
+bool Config::has(const std::string& key) const { return json_.contains(key) && !json_.at(key).is_null(); }
+
+void Config::fail(const std::string& key, const std::string& what) const {
+  throw Error(fmt::format("{}: field \"{}\" {}", path_, key, what));
+}
+
+int64_t Config::get_int(const std::string& key) const {
+  const auto& v = at(key);
+  if (!v.is_number_integer()) fail(key, fmt::format("must be an integer, found {}", v.dump()));
+  return v.get<int64_t>();
+}
+
+int64_t Config::get_int(const std::string& key, int64_t fallback) const {
+  return has(key) ? get_int(key) : fallback;
+}
+
+double Config::get_double(const std::string& key) const {
+  const auto& v = at(key);
+  if (!v.is_number()) fail(key, fmt::format("must be a number, found {}", v.dump()));
+  return v.get<double>();
+}
+
+double Config::get_double(const std::string& key, double fallback) const {
+  return has(key) ? get_double(key) : fallback;
+}
+
+bool Config::get_bool(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const auto& v = json_.at(key);
+  if (!v.is_boolean()) fail(key, fmt::format("must be true or false, found {}", v.dump()));
+  return v.get<bool>();
+}
+
+std::string Config::get_string(const std::string& key) const {
+  const auto& v = at(key);
+  if (!v.is_string()) fail(key, fmt::format("must be a string, found {}", v.dump()));
+  return v.get<std::string>();
+}
+
+std::string Config::get_string(const std::string& key, const std::string& fallback) const {
+  return has(key) ? get_string(key) : fallback;
+}
+
+void Config::require_default(const std::string& key, const nlohmann::json& allowed) const {
+  if (!has(key) || json_.at(key) == allowed) return;
+  fail(key, fmt::format("= {} is not supported (only {})", json_.at(key).dump(), allowed.dump()));
+}
+
+// ---- Checkpoint ----
+
+Checkpoint::Checkpoint(const std::string& directory) : directory_(directory) {
+  if (!fs::is_directory(directory)) throw Error(fmt::format("{}: not a directory (expected a Hugging Face checkpoint)", directory));
+  const std::string config_path = (fs::path(directory) / "config.json").string();
+  if (!fs::exists(config_path)) throw Error(fmt::format("{}: no config.json", directory));
+  config_ = std::make_unique<Config>(read_json_file(config_path), config_path);
+  if (!config_->json().is_object()) throw Error(fmt::format("{}: must hold a JSON object", config_path));
+
+  const fs::path single = fs::path(directory) / "model.safetensors";
+  const fs::path index = fs::path(directory) / "model.safetensors.index.json";
+  std::vector<std::string> shard_names;
+  std::map<std::string, std::string> weight_map;  // from the index, checked against the shards
+  if (fs::exists(index)) {
+    nlohmann::json j = read_json_file(index.string());
+    if (!j.contains("weight_map") || !j["weight_map"].is_object())
+      throw Error(fmt::format("{}: field \"weight_map\" missing or not an object", index.string()));
+    for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
+      if (!it.value().is_string()) throw Error(fmt::format("{}: weight_map[\"{}\"] must be a file name", index.string(), it.key()));
+      weight_map[it.key()] = it.value().get<std::string>();
+      if (std::find(shard_names.begin(), shard_names.end(), it.value().get<std::string>()) == shard_names.end())
+        shard_names.push_back(it.value().get<std::string>());
+    }
+  } else if (fs::exists(single)) {
+    shard_names.push_back("model.safetensors");
+  } else {
+    throw Error(fmt::format("{}: no model.safetensors or model.safetensors.index.json", directory));
+  }
+  for (const auto& name : shard_names) {
+    files_.push_back(std::make_unique<SafetensorsFile>((fs::path(directory) / name).string()));
+    const SafetensorsFile* file = files_.back().get();
+    for (const auto& [tensor, entry] : file->entries()) {
+      auto [it, inserted] = index_.emplace(tensor, file);
+      if (!inserted)
+        throw Error(fmt::format("tensor {} is stored twice: in {} and {}", tensor, it->second->path(), file->path()));
+    }
+  }
+  for (const auto& [tensor, file] : weight_map) {
+    auto it = index_.find(tensor);
+    if (it == index_.end() || fs::path(it->second->path()).filename() != file)
+      throw Error(fmt::format("{}: lists tensor {} in {}, which does not hold it", index.string(), tensor, file));
+  }
+}
+
+std::string Checkpoint::model_type() const { return config_->get_string("model_type"); }
+
+at::Tensor Checkpoint::take(const std::string& name, const std::vector<int64_t>& shape) {
+  auto it = index_.find(name);
+  if (it == index_.end())
+    throw Error(fmt::format("{}: missing tensor {} (expected shape {})", directory_, name, shape_str(shape)));
+  const SafetensorsEntry& entry = it->second->entries().at(name);
+  if (entry.shape != shape)
+    throw Error(fmt::format("{}: tensor {} has shape {}, expected {}", it->second->path(), name,
+                            shape_str(entry.shape), shape_str(shape)));
+  if (entry.dtype != "F32" && entry.dtype != "BF16" && entry.dtype != "F16")
+    throw Error(fmt::format("{}: tensor {} has dtype {}, expected F32, BF16 or F16", it->second->path(), name, entry.dtype));
+  if (taken_.insert(name).second) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    taken_parameters_ += n;
+  }
+  return it->second->read(name).to(at::kFloat);
+}
+
+void Checkpoint::finish() const {
+  std::vector<std::string> unused;
+  for (const auto& [name, file] : index_)
+    if (!taken_.count(name)) unused.push_back(name);
+  if (unused.empty()) return;
+  const size_t shown = std::min<size_t>(unused.size(), 8);
+  throw Error(fmt::format("{}: {} tensor(s) in the checkpoint are not used by model_type {}: {}{}", directory_,
+                          unused.size(), model_type(),
+                          fmt::join(unused.begin(), unused.begin() + shown, ", "),
+                          unused.size() > shown ? ", ..." : ""));
+}
+
+}  // namespace foxeval

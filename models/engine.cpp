@@ -1,0 +1,39 @@
+#include "models/engine.h"
+
+#include <ATen/Functions.h>
+
+#include <algorithm>
+
+#include "models/layers.h"
+
+namespace foxeval {
+
+at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden, const at::Tensor& labels,
+                                int64_t chunk) {
+  const int64_t B = hidden.size(0), T = hidden.size(1);
+  const at::Tensor& head = model.lm_head();
+  if (chunk <= 0) chunk = std::max<int64_t>(1, (int64_t(64) << 20) / std::max<int64_t>(1, B * head.size(0)));
+  at::Tensor out = at::empty({B, T}, hidden.options().dtype(at::kFloat));
+  at::Tensor lab = labels.to(hidden.device(), at::kLong);
+  for (int64_t t0 = 0; t0 < T; t0 += chunk) {
+    const int64_t t1 = std::min(T, t0 + chunk);
+    // Logits in the compute dtype (bf16 under autocast), cross-entropy in fp32.
+    at::Tensor lg = foxeval::linear(hidden.slice(1, t0, t1), head).to(at::kFloat);
+    at::Tensor picked = lg.gather(-1, lab.slice(1, t0, t1).unsqueeze(-1)).squeeze(-1);
+    out.slice(1, t0, t1).copy_(picked - at::logsumexp(lg, -1));
+  }
+  return out;
+}
+
+at::Tensor token_logprobs(CausalLM& model, const at::Tensor& input_ids, const at::Tensor& labels, DecodeState* state,
+                          int64_t chunk) {
+  at::Tensor hidden = model.forward(input_ids, state);
+  return logprobs_from_hidden(model, hidden, labels, chunk);
+}
+
+at::Tensor logits(CausalLM& model, const at::Tensor& input_ids, DecodeState* state) {
+  at::Tensor hidden = model.forward(input_ids, state);
+  return foxeval::linear(hidden, model.lm_head()).to(at::kFloat);
+}
+
+}  // namespace foxeval

@@ -1,0 +1,71 @@
+#include "models/layers.h"
+
+#include <ATen/Functions.h>
+#include <fmt/format.h>
+
+#include "data/errors.h"
+
+namespace foxeval {
+
+Loader make_loader(Checkpoint& checkpoint, const RunOptions& options) {
+  at::ScalarType compute;
+  if (options.dtype == "float32") {
+    compute = at::kFloat;
+  } else if (options.dtype == "bfloat16") {
+    compute = at::kBFloat16;
+  } else {
+    throw Error(fmt::format("--dtype {}: expected float32 or bfloat16", options.dtype));
+  }
+  at::Device device(at::kCPU);
+  try {
+    device = at::Device(options.device);
+  } catch (const std::exception&) {
+    throw Error(fmt::format("--device {}: expected cpu or cuda[:N]", options.device));
+  }
+  if (device.is_cuda() && !at::hasCUDA())
+    throw Error(fmt::format("--device {}: CUDA was asked for but no CUDA device is available", options.device));
+  return Loader{checkpoint, device, compute};
+}
+
+at::Tensor Loader::fp32(const std::string& name, const std::vector<int64_t>& shape) const {
+  return checkpoint.take(name, shape).to(device);
+}
+
+at::Tensor Loader::matmul_weight(const std::string& name, const std::vector<int64_t>& shape) const {
+  // Cast once at load time: identical to autocast casting fp32 weights at every call.
+  return checkpoint.take(name, shape).to(device, compute);
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight) {
+  return at::linear(x.to(weight.scalar_type()), weight);
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  return at::linear(x.to(weight.scalar_type()), weight, bias.to(weight.scalar_type()));
+}
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, at::ScalarType out_dtype) {
+  at::Tensor xf = x.to(at::kFloat);
+  at::Tensor rstd = at::rsqrt(xf.square().mean({-1}, /*keepdim=*/true) + eps);
+  return (xf * rstd * weight).to(out_dtype);
+}
+
+at::Tensor group_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_groups, double eps,
+                          at::ScalarType out_dtype) {
+  auto shape = x.sizes().vec();
+  const int64_t d = shape.back();
+  std::vector<int64_t> grouped(shape.begin(), shape.end() - 1);
+  grouped.push_back(num_groups);
+  grouped.push_back(d / num_groups);
+  at::Tensor xf = x.to(at::kFloat).reshape(grouped);
+  at::Tensor rstd = at::rsqrt(xf.square().mean({-1}, /*keepdim=*/true) + eps);
+  return (xf * rstd).reshape(shape).mul(weight).to(out_dtype);
+}
+
+int64_t count_elements(const std::vector<at::Tensor>& tensors) {
+  int64_t n = 0;
+  for (const auto& t : tensors) n += t.numel();
+  return n;
+}
+
+}  // namespace foxeval

@@ -1,0 +1,64 @@
+// The one model interface every family implements, and every task talks to.
+//
+// A family turns token ids into final-norm hidden states; the engine (models/engine.h) turns
+// those into log-likelihoods or tokens with the LM head, chunk by chunk, so full-vocabulary
+// logits for a long sequence never exist. Tasks never see a family; families never see a task.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace foxeval {
+
+// Numerics of a run. bfloat16 follows the official evaluation (fp32 weights under
+// torch.autocast(bfloat16)): matmul inputs in bf16, norms, gates, softmax and loss in fp32.
+struct RunOptions {
+  std::string device = "cpu";  // "cpu" or "cuda" (or "cuda:N")
+  std::string dtype = "float32";  // "float32" or "bfloat16"
+};
+
+// What `foxeval info` prints and result files record about a model.
+struct ModelInfo {
+  std::string directory;
+  std::string model_type;  // config.json's model_type
+  std::string family;      // e.g. "FoX (Pro)", "Transformer (LLaMA)"
+  int64_t hidden_size = 0;
+  int64_t num_layers = 0;
+  int64_t vocab_size = 0;
+  int64_t num_parameters = 0;
+  std::vector<std::pair<std::string, std::string>> settings;  // config values that matter
+};
+
+// Per-sequence decoding state of a family (KV cache, conv and recurrent states, ...).
+// `seq_start[b]` left-padding tokens of row b are excluded exactly, as the official seq_start.
+class DecodeState {
+ public:
+  virtual ~DecodeState() = default;
+  virtual int64_t batch_size() const = 0;
+  virtual int64_t length() const = 0;  // tokens consumed so far, padding included
+};
+
+class CausalLM {
+ public:
+  virtual ~CausalLM() = default;
+  virtual const ModelInfo& info() const = 0;
+
+  // Final-norm hidden states [B, T, hidden] for `input_ids` [B, T] (int64, on the model's
+  // device). Without a state the rows are independent sequences starting at position 0.
+  // With a state, the tokens continue the sequences it holds, and it advances by T.
+  virtual at::Tensor forward(const at::Tensor& input_ids, DecodeState* state) = 0;
+
+  // A fresh state for `batch` rows; `seq_start` [B] int64 = number of left-padding tokens
+  // per row in what will be fed first (undefined tensor = no padding).
+  virtual std::unique_ptr<DecodeState> new_state(int64_t batch, const at::Tensor& seq_start) = 0;
+
+  // LM head [vocab, hidden] in the compute dtype, on the model's device.
+  virtual const at::Tensor& lm_head() const = 0;
+
+  virtual const RunOptions& options() const = 0;
+};
+
+}  // namespace foxeval

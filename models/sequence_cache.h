@@ -1,0 +1,41 @@
+// A tensor that grows along one dimension (a KV cache), with doubling capacity so decoding
+// N tokens costs O(N) copies rather than O(N^2) from concatenating every step.
+#pragma once
+#include <ATen/Functions.h>
+
+#include <algorithm>
+
+namespace foxeval {
+
+class SequenceCache {
+ public:
+  // Appends `x` along `dim` and returns a view of everything held (strided, last dim contiguous).
+  at::Tensor append(const at::Tensor& x, int64_t dim) {
+    const int64_t n = x.size(dim);
+    if (!buf_.defined()) {
+      dim_ = dim;
+      auto sizes = x.sizes().vec();
+      sizes[dim] = std::max<int64_t>(n, 256);
+      buf_ = at::empty(sizes, x.options());
+    } else if (len_ + n > buf_.size(dim_)) {
+      auto sizes = buf_.sizes().vec();
+      sizes[dim_] = std::max(2 * sizes[dim_], len_ + n);
+      at::Tensor bigger = at::empty(sizes, buf_.options());
+      bigger.narrow(dim_, 0, len_).copy_(buf_.narrow(dim_, 0, len_));
+      buf_ = bigger;
+    }
+    buf_.narrow(dim_, len_, n).copy_(x);
+    len_ += n;
+    return buf_.narrow(dim_, 0, len_);
+  }
+  int64_t length() const { return len_; }
+  // The last entry along the cached dimension (e.g. c of the last key: [B, H]).
+  at::Tensor last() const { return buf_.select(dim_, len_ - 1); }
+
+ private:
+  at::Tensor buf_;
+  int64_t len_ = 0;
+  int64_t dim_ = 0;
+};
+
+}  // namespace foxeval
