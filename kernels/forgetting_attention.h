@@ -1,0 +1,41 @@
+// Forgetting Attention (FoX, ICLR 2025), the one entry point every family calls.
+//
+//   o_i = sum_{j <= i} softmax_j(scale * q_i . k_j + c_i - c_j) v_j,   c_t = sum_{l<=t} log f_l
+//
+// Shapes (head first; any strides with a contiguous last dim):
+//   q [B, H, Tq, D], k and v [B, Hkv, Tk, D] with Tq <= Tk and H % Hkv == 0 (grouped KV heads).
+//   Query i sits at key position Tk - Tq + i (chunked prefill / decoding against a cache).
+//   cum_log_fgate [B, H, Tk] float32 = c for every key position; undefined = plain causal
+//   attention (Transformer). The decay bias is added in fp32: c reaches -1e4 at 64k tokens.
+//   seq_start [B] int64 (optional): keys before it are left padding and get no weight.
+//   adaptive_threshold [B, H] float32 (optional): key blocks whose decay bias c_i - c_j is
+//   below it for every pair may be skipped (adaptive computation pruning, off by default).
+// Returns o [B, H, Tq, D] in q's dtype.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+namespace foxeval {
+
+struct AttentionArgs {
+  at::Tensor q, k, v;
+  at::Tensor cum_log_fgate;       // optional
+  at::Tensor seq_start;           // optional
+  at::Tensor adaptive_threshold;  // optional
+  double scale = 0.0;             // 0 = 1/sqrt(D)
+};
+
+// Dispatches: the CUDA kernel for bf16/fp16 CUDA tensors with a supported head dim,
+// the exact torch-ops path otherwise.
+at::Tensor forgetting_attention(const AttentionArgs& args);
+
+// Exact on any device and dtype: tiled over queries (memory O(tile * Tk), never Tk x Tk),
+// scores and softmax in fp32. The reference the CUDA kernels are tested against.
+at::Tensor forgetting_attention_torch(const AttentionArgs& args);
+
+// True when forgetting_attention_cuda supports these arguments.
+bool forgetting_attention_cuda_supports(const AttentionArgs& args);
+// The CUDA kernels (kernels/forgetting_attention.cu): prefill when Tq is large, split-K
+// (flash-decoding) when Tq is small and Tk long.
+at::Tensor forgetting_attention_cuda(const AttentionArgs& args);
+
+}  // namespace foxeval

@@ -1,0 +1,302 @@
+// The FoX block (Lin et al., ICLR 2025), with every option the paper's checkpoints use.
+// Numerics follow the official evaluation: see models/layers.h.
+#include "models/fox/fox_model.h"
+
+#include <ATen/Functions.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "data/errors.h"
+#include "kernels/forgetting_attention.h"
+#include "models/fox/fox_config.h"
+#include "models/layers.h"
+#include "models/sequence_cache.h"
+
+namespace foxeval {
+namespace {
+
+struct AttentionWeights {
+  at::Tensor q_proj, k_proj, v_proj, o_proj;   // matmul weights
+  at::Tensor k_shift_proj, v_shift_proj;       // [heads, hidden]: per-head token-shift mix
+  at::Tensor fgate_weight, fgate_bias;         // forget gate (bias only for bias_only/fixed)
+  at::Tensor ogate_proj;
+  at::Tensor q_norm, k_norm, output_norm;      // fp32 norm weights
+};
+
+struct Block {
+  at::Tensor attn_norm, mlp_norm;  // fp32
+  AttentionWeights attn;
+  at::Tensor mlp_gate_proj, mlp_down_proj;
+};
+
+// Per layer: the KV cache, c of every cached key, and the token-shift states.
+struct LayerState {
+  SequenceCache keys, values, cum_log_fgate;
+  at::Tensor k_shift, v_shift;  // [B, kv_dim]: the last k/v projections (before the shift)
+};
+
+class FoxState : public DecodeState {
+ public:
+  FoxState(int64_t batch, at::Tensor seq_start, int64_t layers)
+      : batch_(batch), seq_start_(std::move(seq_start)), layers_(layers) {}
+  int64_t batch_size() const override { return batch_; }
+  int64_t length() const override { return length_; }
+
+  int64_t batch_;
+  at::Tensor seq_start_;  // [B] int64 on the device, or undefined
+  std::vector<LayerState> layers_;
+  int64_t length_ = 0;
+};
+
+class ForgettingTransformer : public CausalLM {
+ public:
+  ForgettingTransformer(Checkpoint& ckpt, const RunOptions& options, FoxConfig config)
+      : cfg_(std::move(config)), options_(options), loader_(make_loader(ckpt, options)) {
+    load_weights();
+    fill_info(ckpt);
+  }
+
+  const ModelInfo& info() const override { return info_; }
+  const RunOptions& options() const override { return options_; }
+  const at::Tensor& lm_head() const override { return lm_head_; }
+
+  std::unique_ptr<DecodeState> new_state(int64_t batch, const at::Tensor& seq_start) override {
+    at::Tensor start = seq_start.defined() ? seq_start.to(loader_.device, at::kLong) : at::Tensor();
+    return std::make_unique<FoxState>(batch, start, cfg_.num_layers);
+  }
+
+  at::Tensor forward(const at::Tensor& input_ids, DecodeState* base_state) override {
+    FoxState* state = nullptr;
+    if (base_state) {
+      state = dynamic_cast<FoxState*>(base_state);
+      if (!state) throw Error("FoX model: decoding state from another family");
+      if (state->batch_ != input_ids.size(0)) throw Error("FoX model: batch size differs from the decoding state");
+    }
+    const int64_t offset = state ? state->length_ : 0;
+    const int64_t T = input_ids.size(1);
+    at::Tensor ids = input_ids.to(loader_.device, at::kLong);
+    at::Tensor x = at::embedding(embeddings_, ids);  // fp32 residual stream
+    // Positions (RoPE) and padding masks are per row when rows are left padded.
+    at::Tensor positions = at::arange(offset, offset + T, ids.options()).unsqueeze(0).expand({ids.size(0), T});
+    at::Tensor seq_start = state ? state->seq_start_ : at::Tensor();
+    if (seq_start.defined()) positions = positions - seq_start.unsqueeze(1);
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      const Block& b = blocks_[l];
+      LayerState* ls = state ? &state->layers_[l] : nullptr;
+      at::Tensor h = rms_norm(x, b.attn_norm, cfg_.norm_eps, loader_.compute);
+      x = x + attention(b.attn, h, positions, seq_start, offset, ls).to(at::kFloat);
+      h = rms_norm(x, b.mlp_norm, cfg_.norm_eps, loader_.compute);
+      x = x + mlp(b, h).to(at::kFloat);
+    }
+    if (state) state->length_ += T;
+    return rms_norm(x, final_norm_, cfg_.norm_eps, at::kFloat);
+  }
+
+ private:
+  at::Tensor take_fp32(const std::string& name, std::vector<int64_t> shape) { return loader_.fp32(name, shape); }
+  at::Tensor take_mm(const std::string& name, std::vector<int64_t> shape) { return loader_.matmul_weight(name, shape); }
+
+  void load_weights() {
+    const int64_t d = cfg_.hidden_size, kv = cfg_.num_kv_heads * cfg_.head_dim, H = cfg_.num_heads;
+    embeddings_ = take_fp32("model.embeddings.weight", {cfg_.vocab_size, d});
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      const std::string p = fmt::format("model.layers.{}.", l);
+      Block b;
+      b.attn_norm = take_fp32(p + "attn_norm.weight", {d});
+      b.mlp_norm = take_fp32(p + "mlp_norm.weight", {d});
+      AttentionWeights& a = b.attn;
+      a.q_proj = take_mm(p + "attn.q_proj.weight", {d, d});
+      if (cfg_.use_k_shift) {
+        a.k_proj = take_mm(p + "attn.k_proj.linear.weight", {kv, d});
+        a.k_shift_proj = take_mm(p + "attn.k_proj.shift_proj.weight", {H, d});
+      } else {
+        a.k_proj = take_mm(p + "attn.k_proj.weight", {kv, d});
+      }
+      if (cfg_.use_v_shift) {
+        a.v_proj = take_mm(p + "attn.v_proj.linear.weight", {kv, d});
+        a.v_shift_proj = take_mm(p + "attn.v_proj.shift_proj.weight", {H, d});
+      } else {
+        a.v_proj = take_mm(p + "attn.v_proj.weight", {kv, d});
+      }
+      a.o_proj = take_mm(p + "attn.o_proj.weight", {d, d});
+      if (cfg_.fgate_type == "full") {
+        a.fgate_weight = take_mm(p + "attn.fgate_proj.weight", {H, d});
+        a.fgate_bias = take_mm(p + "attn.fgate_proj.bias", {H});
+      } else if (cfg_.fgate_type == "bias_only" || cfg_.fgate_type == "fixed") {
+        a.fgate_bias = take_fp32(p + "attn.fgate_bias", {H});
+      }
+      if (cfg_.use_output_gate) a.ogate_proj = take_mm(p + "attn.ogate_proj.weight", {d, d});
+      if (cfg_.use_output_norm) a.output_norm = take_fp32(p + "attn.output_norm.weight", {d});
+      if (cfg_.qk_norm) {
+        const int64_t n = cfg_.qk_norm_share_param_across_head ? cfg_.head_dim : d;
+        a.q_norm = take_fp32(p + "attn.q_norm.weight", {n});
+        a.k_norm = take_fp32(p + "attn.k_norm.weight", {n});
+        if (cfg_.qk_norm_share_param_across_head) {  // one [head_dim] weight for every head
+          a.q_norm = a.q_norm.repeat({H});
+          a.k_norm = a.k_norm.repeat({H});
+        }
+      }
+      b.mlp_gate_proj = take_mm(p + "mlp.gate_proj.weight", {2 * cfg_.intermediate_size, d});
+      b.mlp_down_proj = take_mm(p + "mlp.down_proj.weight", {d, cfg_.intermediate_size});
+      blocks_.push_back(std::move(b));
+    }
+    final_norm_ = take_fp32("model.norm.weight", {d});
+    lm_head_ = cfg_.tie_word_embeddings ? embeddings_.to(loader_.compute)
+                                        : take_mm("lm_head.weight", {cfg_.vocab_size, d});
+    if (cfg_.use_rope) {
+      // inv_freq_i = base^(-2i/D), in fp32 as the official RotaryEmbedding.
+      inv_freq_ = at::pow(cfg_.rope_base, at::arange(0, cfg_.head_dim, 2, at::TensorOptions().dtype(at::kFloat)) /
+                                              static_cast<double>(cfg_.head_dim))
+                      .reciprocal()
+                      .to(loader_.device);
+    }
+  }
+
+  void fill_info(const Checkpoint& ckpt) {
+    info_.directory = ckpt.directory();
+    info_.model_type = ckpt.model_type();
+    info_.family = cfg_.variant;
+    info_.hidden_size = cfg_.hidden_size;
+    info_.num_layers = cfg_.num_layers;
+    info_.vocab_size = cfg_.vocab_size;
+    info_.num_parameters = ckpt.taken_parameters();
+    auto on = [](bool b) { return std::string(b ? "true" : "false"); };
+    info_.settings = {{"num_heads", std::to_string(cfg_.num_heads)},
+                      {"num_kv_heads", std::to_string(cfg_.num_kv_heads)},
+                      {"head_dim", std::to_string(cfg_.head_dim)},
+                      {"intermediate_size", std::to_string(cfg_.intermediate_size)},
+                      {"fgate_type", cfg_.fgate_type},
+                      {"use_rope", on(cfg_.use_rope)},
+                      {"use_k_shift", on(cfg_.use_k_shift)},
+                      {"use_v_shift", on(cfg_.use_v_shift)},
+                      {"qk_norm", on(cfg_.qk_norm)},
+                      {"use_output_gate", on(cfg_.use_output_gate)},
+                      {"use_output_norm", on(cfg_.use_output_norm)}};
+    if (cfg_.has_log_pruning_tolerance)
+      info_.settings.emplace_back("log_pruning_tolerance", fmt::format("{}", cfg_.log_pruning_tolerance));
+  }
+
+  // k or v projection with the data-dependent token shift (FoX Pro):
+  //   out_t = alpha_t * proj_{t-1} + (1 - alpha_t) * proj_t,  alpha = sigmoid(shift_proj x), per head.
+  // The previous projection of the first token is the state's (zero at the sequence start,
+  // and zero for left padding), computed in fp32 and cast back as the official kernel.
+  at::Tensor shift_linear(const at::Tensor& h, const at::Tensor& proj, const at::Tensor& shift_proj, at::Tensor* shift_state,
+                          const at::Tensor& pad_mask) {
+    const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads;
+    at::Tensor out = foxeval::linear(h, proj);  // [B, T, kv]
+    if (pad_mask.defined()) out = out.masked_fill(pad_mask.unsqueeze(-1), 0.0);
+    at::Tensor alpha = at::sigmoid(foxeval::linear(h, shift_proj).to(at::kFloat)).unsqueeze(-1);  // [B, T, H, 1]
+    at::Tensor cur = out.to(at::kFloat).view({B, T, H, -1});
+    at::Tensor first_prev = (shift_state && shift_state->defined()) ? shift_state->to(at::kFloat).view({B, 1, H, -1})
+                                                                    : at::zeros({B, 1, H, cur.size(3)}, cur.options());
+    at::Tensor prev = at::cat({first_prev, cur.slice(1, 0, T - 1)}, 1);
+    at::Tensor mixed = (alpha * prev + (1.0 - alpha) * cur).to(out.scalar_type()).view({B, T, -1});
+    if (shift_state) *shift_state = out.select(1, T - 1).clone();
+    return mixed;
+  }
+
+  // NeoX-style rotary embedding at per-row positions [B, T]; x is [B, T, H, D].
+  at::Tensor rotary(const at::Tensor& x, const at::Tensor& positions) {
+    at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
+    at::Tensor cos = at::cos(freqs).to(x.scalar_type()).to(at::kFloat).unsqueeze(2);
+    at::Tensor sin = at::sin(freqs).to(x.scalar_type()).to(at::kFloat).unsqueeze(2);
+    at::Tensor xf = x.to(at::kFloat);
+    const int64_t half = x.size(-1) / 2;
+    at::Tensor x0 = xf.slice(-1, 0, half), x1 = xf.slice(-1, half);
+    return at::cat({x0 * cos - x1 * sin, x0 * sin + x1 * cos}, -1).to(x.scalar_type());
+  }
+
+  at::Tensor log_fgate(const AttentionWeights& a, const at::Tensor& h) {
+    const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads;
+    if (cfg_.fgate_type == "full") return at::log_sigmoid(foxeval::linear(h, a.fgate_weight, a.fgate_bias).to(at::kFloat));
+    if (cfg_.fgate_type == "none") return at::zeros({B, T, H}, h.options().dtype(at::kFloat));
+    return at::log_sigmoid(a.fgate_bias).view({1, 1, H}).expand({B, T, H});  // bias_only, fixed
+  }
+
+  at::Tensor attention(const AttentionWeights& a, const at::Tensor& h, const at::Tensor& positions,
+                       const at::Tensor& seq_start, int64_t offset, LayerState* ls) {
+    const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads, Hkv = cfg_.num_kv_heads, D = cfg_.head_dim;
+    // Left padding: positions before seq_start are masked out of the token shift.
+    at::Tensor pad_mask;
+    if (seq_start.defined()) pad_mask = positions < 0;
+    at::Tensor q = foxeval::linear(h, a.q_proj);
+    at::Tensor k = cfg_.use_k_shift ? shift_linear(h, a.k_proj, a.k_shift_proj, ls ? &ls->k_shift : nullptr, pad_mask)
+                                    : foxeval::linear(h, a.k_proj);
+    at::Tensor v = cfg_.use_v_shift ? shift_linear(h, a.v_proj, a.v_shift_proj, ls ? &ls->v_shift : nullptr, pad_mask)
+                                    : foxeval::linear(h, a.v_proj);
+    if (cfg_.qk_norm) {
+      q = group_rms_norm(q, a.q_norm, H, 1e-5, q.scalar_type());  // the official GroupNorm default eps
+      k = group_rms_norm(k, a.k_norm, H, 1e-5, k.scalar_type());
+    }
+    q = q.view({B, T, H, D});
+    k = k.view({B, T, Hkv, D});
+    v = v.view({B, T, Hkv, D});
+    if (cfg_.use_rope) {
+      q = rotary(q, positions);
+      k = rotary(k, positions);
+    }
+    // c_t = cumulative log forget gate, continued from the cache: fp32 throughout.
+    at::Tensor cum = at::cumsum(log_fgate(a, h), 1).transpose(1, 2);  // [B, H, T]
+    AttentionArgs args;
+    args.q = q.transpose(1, 2);
+    if (ls) {
+      if (ls->cum_log_fgate.length() > 0) cum = cum + ls->cum_log_fgate.last().unsqueeze(-1);
+      args.k = ls->keys.append(k.transpose(1, 2), 2);
+      args.v = ls->values.append(v.transpose(1, 2), 2);
+      args.cum_log_fgate = ls->cum_log_fgate.append(cum.contiguous(), 2);
+    } else {
+      args.k = k.transpose(1, 2);
+      args.v = v.transpose(1, 2);
+      args.cum_log_fgate = cum.contiguous();
+    }
+    if (cfg_.fgate_type == "none") args.cum_log_fgate = at::Tensor();  // plain causal attention
+    args.seq_start = seq_start;
+    args.scale = 1.0 / std::sqrt(static_cast<double>(D));
+    at::Tensor o = forgetting_attention(args).transpose(1, 2).reshape({B, T, H * D});
+    (void)offset;
+
+    if (cfg_.use_output_norm) {
+      if (cfg_.use_output_gate) {  // fused RMSNorm * sigmoid(gate), in fp32
+        at::Tensor g = foxeval::linear(h, a.ogate_proj).to(at::kFloat);
+        o = (group_rms_norm(o, a.output_norm, H, cfg_.norm_eps, at::kFloat) * at::sigmoid(g)).to(loader_.compute);
+      } else {
+        o = group_rms_norm(o, a.output_norm, H, cfg_.norm_eps, loader_.compute);
+      }
+    } else if (cfg_.use_output_gate) {
+      at::Tensor g = foxeval::linear(h, a.ogate_proj).to(at::kFloat);
+      at::Tensor gate = cfg_.ogate_act == "sigmoid" ? at::sigmoid(g) : at::silu(g);
+      o = (gate * o.to(at::kFloat)).to(loader_.compute);
+    }
+    return foxeval::linear(o, a.o_proj);
+  }
+
+  // SwiGLU (or GLU) MLP: down(act(gate) * up), the product in fp32 as the official kernel.
+  at::Tensor mlp(const Block& b, const at::Tensor& h) {
+    at::Tensor y = foxeval::linear(h, b.mlp_gate_proj);
+    auto parts = y.chunk(2, -1);
+    at::Tensor gate = parts[0].to(at::kFloat), up = parts[1].to(at::kFloat);
+    at::Tensor act = cfg_.hidden_act == "swish" ? at::silu(gate) : at::sigmoid(gate);
+    return foxeval::linear((act * up).to(loader_.compute), b.mlp_down_proj);
+  }
+
+  FoxConfig cfg_;
+  RunOptions options_;
+  Loader loader_;
+  ModelInfo info_;
+  at::Tensor embeddings_, final_norm_, lm_head_, inv_freq_;
+  std::vector<Block> blocks_;
+};
+
+}  // namespace
+
+std::unique_ptr<CausalLM> make_forgetting_transformer(Checkpoint& checkpoint, const RunOptions& options) {
+  return std::make_unique<ForgettingTransformer>(checkpoint, options,
+                                                 FoxConfig::parse_forgetting_transformer(checkpoint.config()));
+}
+
+std::unique_ptr<CausalLM> make_transformer(Checkpoint& checkpoint, const RunOptions& options) {
+  return std::make_unique<ForgettingTransformer>(checkpoint, options, FoxConfig::parse_transformer(checkpoint.config()));
+}
+
+}  // namespace foxeval
