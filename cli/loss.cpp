@@ -1,0 +1,69 @@
+// `foxeval loss` and `foxeval merge`.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/command.h"
+#include "tasks/launcher_env.h"
+#include "tasks/loss.h"
+
+namespace foxeval {
+namespace {
+
+void print_summary(const nlohmann::json& r) {
+  for (auto it = r.begin(); it != r.end(); ++it)
+    if (it.key().rfind("val/loss_avg_len_", 0) == 0 || it.key().rfind("val/perplexity_len_", 0) == 0)
+      std::printf("%s\t%.6f\n", it.key().c_str(), it.value().get<double>());
+  if (r.contains("tokens_per_s"))
+    std::printf("documents\t%lld\ntokens/s\t%.1f\n", static_cast<long long>(r["documents"].get<int64_t>()),
+                r["tokens_per_s"].get<double>());
+}
+
+CommandRegistrar loss_command([](CLI::App& root) {
+  auto s = std::make_shared<LossSettings>();
+  auto shards = std::make_shared<std::pair<int64_t, int64_t>>(-1, -1);
+  CLI::App* cmd = root.add_subcommand("loss", "Per-position held-out loss (LongCrawl64 protocol)");
+  cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
+  cmd->add_option("--data", s->data_path, "token rows: a 2-D .npy (uint16/int32/int64) or a zarr v2 array")->required();
+  cmd->add_option("--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
+  cmd->add_option("--seq-len", s->seq_len, "evaluation length (default: the row length; longer rows split)");
+  cmd->add_option("--tokens", s->max_tokens, "evaluate the first N tokens (default 2^31, the paper's)");
+  cmd->add_option("--bos-id", s->bos_id, "token prepended to each window (default 50256)");
+  cmd->add_option("--batch-size", s->batch_size, "windows per forward pass");
+  cmd->add_option("--device", s->run.device, "cpu or cuda[:N]");
+  cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
+      ->check(CLI::IsMember({"float32", "bfloat16"}));
+  cmd->add_option("--num-shards", shards->first, "split documents over N shards (default: from the launcher)");
+  cmd->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
+  cmd->add_flag("--resume", s->resume, "continue an interrupted run from its saved state");
+  cmd->add_option("--save-every", s->save_every_seconds, "seconds between state saves");
+  cmd->add_option("--stop-after", s->stop_after_windows, "save the state and stop after N windows (resume later)");
+  cmd->callback([s, shards] {
+    LauncherShard env = shard_from_environment();
+    s->num_shards = shards->first >= 0 ? shards->first : env.num_shards;
+    s->shard_index = shards->second >= 0 ? shards->second : env.shard_index;
+    s->run.device = device_for_local_rank(s->run.device, env.local_rank);
+    if (!env.source.empty() && shards->first < 0)
+      std::fprintf(stderr, "[loss] shard %lld of %lld (from %s)\n", static_cast<long long>(s->shard_index),
+                   static_cast<long long>(s->num_shards), env.source.c_str());
+    try {
+      print_summary(run_loss(*s));
+    } catch (const LossInterrupted& e) {
+      std::fprintf(stderr, "foxeval loss: %s\n", e.what());
+      std::exit(3);  // distinct from errors: the state is saved, --resume continues
+    }
+  });
+});
+
+CommandRegistrar merge_command([](CLI::App& root) {
+  auto out = std::make_shared<std::string>();
+  auto parts = std::make_shared<std::vector<std::string>>();
+  CLI::App* cmd = root.add_subcommand("merge", "Combine `foxeval loss` shard parts into one result (exactly)");
+  cmd->add_option("--out", *out, "merged result JSON")->required();
+  cmd->add_option("parts", *parts, "shard part files")->required();
+  cmd->callback([out, parts] { print_summary(merge_loss_parts(*parts, *out)); });
+});
+
+}  // namespace
+}  // namespace foxeval

@@ -1,0 +1,45 @@
+#include "tasks/json_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "data/errors.h"
+
+namespace foxeval {
+
+void write_json_atomic(const std::string& path, const nlohmann::json& value, int indent) {
+  const std::string text = value.dump(indent) + "\n";
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error(fmt::format("{}: cannot write ({})", tmp, std::strerror(errno)));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      ::close(fd);
+      throw Error(fmt::format("{}: write failed ({})", tmp, std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) throw Error(fmt::format("{}: fsync/close failed", tmp));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw Error(fmt::format("{}: cannot rename to {} ({})", tmp, path, std::strerror(errno)));
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open", path));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("{}: malformed JSON: {}", path, e.what()));
+  }
+}
+
+}  // namespace foxeval

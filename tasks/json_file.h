@@ -1,0 +1,13 @@
+// Result and state files: written atomically (temp file, fsync, rename), so an interrupted
+// run never leaves a half-written file behind.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace foxeval {
+
+void write_json_atomic(const std::string& path, const nlohmann::json& value, int indent = 1);
+nlohmann::json read_json(const std::string& path);  // errors name the file
+
+}  // namespace foxeval

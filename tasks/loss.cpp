@@ -1,0 +1,265 @@
+#include "tasks/loss.h"
+
+#include <ATen/Functions.h>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <set>
+
+#include "data/errors.h"
+#include "data/prefetch.h"
+#include "data/token_rows.h"
+#include "data/windows.h"
+#include "models/engine.h"
+#include "models/registry.h"
+#include "tasks/json_file.h"
+#include "tasks/progress.h"
+
+namespace fs = std::filesystem;
+
+namespace foxeval {
+namespace {
+
+std::atomic<int> g_signal{0};
+extern "C" void on_signal(int sig) { g_signal.store(sig); }
+
+// Everything that changes the numbers. A state file or shard part made with other values is refused.
+nlohmann::json identity(const LossSettings& s, const CausalLM& model, const TokenRows& rows, int64_t seq_len,
+                        int64_t num_windows) {
+  const ModelInfo& info = model.info();
+  return {{"model", fs::weakly_canonical(s.model_dir).string()},
+          {"model_type", info.model_type},
+          {"num_parameters", info.num_parameters},
+          {"data", rows.describe()},
+          {"seq_len", seq_len},
+          {"max_tokens", s.max_tokens},
+          {"num_windows", num_windows},
+          {"bos_id", s.bos_id},
+          {"dtype", s.run.dtype},
+          {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"},
+          {"batch_size", s.batch_size},
+          {"num_shards", s.num_shards}};
+}
+
+std::string state_path(const LossSettings& s) { return s.out_path + ".state.json"; }
+
+// A shard's share of the windows: a contiguous block (neighbouring documents share zarr chunks).
+std::pair<int64_t, int64_t> shard_range(int64_t n, int64_t shards, int64_t index) {
+  return {n * index / shards, n * (index + 1) / shards};
+}
+
+nlohmann::json diff_fields(const nlohmann::json& a, const nlohmann::json& b) {
+  nlohmann::json d = nlohmann::json::array();
+  for (auto it = a.begin(); it != a.end(); ++it)
+    if (!b.contains(it.key()) || b[it.key()] != it.value())
+      d.push_back(fmt::format("{}: {} vs {}", it.key(), it.value().dump(), b.contains(it.key()) ? b[it.key()].dump() : "absent"));
+  return d;
+}
+
+}  // namespace
+
+void LossSums::add(const std::vector<float>& losses, int64_t rows, int64_t seq_len) {
+  if (sum_fixed.empty()) sum_fixed.assign(seq_len, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = losses.data() + r * seq_len;
+    for (int64_t t = 0; t < seq_len; ++t) {
+      if (!std::isfinite(row[t])) throw Error(fmt::format("non-finite loss {} at position {}", row[t], t));
+      sum_fixed[t] += std::llround(static_cast<double>(row[t]) * kScale);
+    }
+  }
+  documents += rows;
+}
+
+double LossSums::mean(int64_t position) const {
+  return static_cast<double>(sum_fixed[position]) / kScale / static_cast<double>(documents);
+}
+
+nlohmann::json loss_metrics(const LossSums& sums, int64_t seq_len) {
+  nlohmann::json out;
+  std::vector<double> per_token(seq_len);
+  for (int64_t t = 0; t < seq_len; ++t) per_token[t] = sums.documents > 0 ? sums.mean(t) : NAN;
+  std::vector<int64_t> lengths;
+  for (int64_t L = seq_len; L >= 512; L /= 2) lengths.push_back(L);
+  if (seq_len < 512) lengths.push_back(seq_len);
+  for (int64_t L : lengths) {
+    double total = 0;
+    for (int64_t t = 0; t < L; ++t) total += per_token[t];
+    const double avg = total / static_cast<double>(L);
+    out[fmt::format("val/loss_avg_len_{}", L)] = avg;
+    out[fmt::format("val/perplexity_len_{}", L)] = std::exp(avg);
+  }
+  out["val/loss_per_token"] = per_token;
+  return out;
+}
+
+nlohmann::json run_loss(const LossSettings& s) {
+  if (s.num_shards < 1 || s.shard_index < 0 || s.shard_index >= s.num_shards)
+    throw Error(fmt::format("--shard-index {} must be in [0, --num-shards {})", s.shard_index, s.num_shards));
+  if (s.batch_size < 1) throw Error(fmt::format("--batch-size {} must be >= 1", s.batch_size));
+  std::unique_ptr<TokenRows> rows = open_token_rows(s.data_path);
+  const int64_t seq_len = s.seq_len > 0 ? s.seq_len : rows->row_length();
+  if (seq_len > rows->row_length())
+    throw Error(fmt::format("--seq-len {} is longer than the rows of {} ({})", seq_len, s.data_path, rows->row_length()));
+  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+  if (s.bos_id < 0 || s.bos_id >= model->info().vocab_size)
+    throw Error(fmt::format("--bos-id {} is outside the vocabulary of {} (size {})", s.bos_id, s.model_dir,
+                            model->info().vocab_size));
+
+  // As the official loader: the first tokens/doc_len documents, every seq_len window of each
+  // (the loader's order is column-major, so cutting a longer window list would pick other documents).
+  const int64_t doc_len = rows->row_length() - rows->row_length() % seq_len;
+  const int64_t num_docs = std::min(rows->num_rows(), std::max<int64_t>(1, s.max_tokens / doc_len));
+  std::vector<Window> windows = longcrawl_row_windows(num_docs, rows->row_length(), seq_len);
+  const int64_t num_windows = static_cast<int64_t>(windows.size());
+  const nlohmann::json id = identity(s, *model, *rows, seq_len, num_windows);
+  auto [first, last] = shard_range(num_windows, s.num_shards, s.shard_index);
+
+  // Resume from the saved partial sums, or start.
+  LossSums sums;
+  int64_t next = first;
+  double elapsed_before = 0;
+  const std::string state_file = state_path(s);
+  if (fs::exists(state_file)) {
+    if (!s.resume)
+      throw Error(fmt::format("{} exists (an interrupted run): pass --resume to continue it, or delete it", state_file));
+    nlohmann::json st = read_json(state_file);
+    if (st.value("identity", nlohmann::json()) != id || st.value("shard_index", -1) != s.shard_index)
+      throw Error(fmt::format("{}: was made with other settings, model or data; refusing to resume ({})", state_file,
+                              diff_fields(st.value("identity", nlohmann::json::object()), id).dump()));
+    sums.sum_fixed = st.at("sum_fixed").get<std::vector<int64_t>>();
+    sums.documents = st.at("documents").get<int64_t>();
+    next = st.at("next_window").get<int64_t>();
+    elapsed_before = st.at("elapsed_s").get<double>();
+    std::fprintf(stderr, "[loss] resuming %s at window %lld of [%lld, %lld)\n", state_file.c_str(),
+                 static_cast<long long>(next), static_cast<long long>(first), static_cast<long long>(last));
+  }
+  if (sums.sum_fixed.empty()) sums.sum_fixed.assign(seq_len, 0);
+
+  Progress progress("loss", last - first, "tok", 5.0);
+  auto save_state = [&](double elapsed) {
+    write_json_atomic(state_file, {{"identity", id}, {"shard_index", s.shard_index}, {"next_window", next},
+                                   {"documents", sums.documents}, {"elapsed_s", elapsed}, {"sum_fixed", sums.sum_fixed}},
+                      -1);
+  };
+
+  g_signal.store(0);
+  auto old_int = std::signal(SIGINT, on_signal);
+  auto old_term = std::signal(SIGTERM, on_signal);
+  struct RestoreSignals {
+    decltype(old_int) a, b;
+    ~RestoreSignals() { std::signal(SIGINT, a); std::signal(SIGTERM, b); }
+  } restore{old_int, old_term};
+
+  const at::Device device(s.run.device);
+  std::vector<Window> todo(windows.begin() + next, windows.begin() + last);
+  Prefetcher prefetch(*rows, todo, 4);
+  auto last_save = std::chrono::steady_clock::now();
+  int64_t tokens_this_run = 0;
+  Window w;
+  std::vector<int64_t> tokens;
+  std::vector<int64_t> batch_tokens;
+  while (next < last) {
+    // One batch of consecutive windows (a batch never spans a resume point: see save_state).
+    const int64_t n = std::min(s.batch_size, last - next);
+    batch_tokens.clear();
+    for (int64_t i = 0; i < n; ++i) {
+      if (!prefetch.next(w, tokens)) throw Error("internal: prefetcher ran out of windows");
+      batch_tokens.insert(batch_tokens.end(), tokens.begin(), tokens.end());
+    }
+    at::Tensor labels = at::from_blob(batch_tokens.data(), {n, seq_len}, at::kLong).clone();
+    if (labels.min().item<int64_t>() < 0 || labels.max().item<int64_t>() >= model->info().vocab_size)
+      throw Error(fmt::format("{}: token ids out of the model's vocabulary [0, {}) in windows {}..{}", s.data_path,
+                              model->info().vocab_size, next, next + n - 1));
+    at::Tensor input = at::cat({at::full({n, 1}, s.bos_id, at::kLong), labels.slice(1, 0, seq_len - 1)}, 1);
+    at::Tensor loss = token_logprobs(*model, input.to(device), labels.to(device)).neg().to(at::kCPU).contiguous();
+    std::vector<float> host(loss.data_ptr<float>(), loss.data_ptr<float>() + loss.numel());
+    sums.add(host, n, seq_len);
+    next += n;
+    tokens_this_run += n * seq_len;
+    progress.update(next - first, static_cast<double>(tokens_this_run));
+
+    const bool due = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save).count() >=
+                     s.save_every_seconds;
+    const bool stop = s.stop_after_windows > 0 && tokens_this_run >= s.stop_after_windows * seq_len && next < last;
+    if (g_signal.load() != 0 || stop || (due && next < last)) {
+      save_state(elapsed_before + progress.elapsed());
+      last_save = std::chrono::steady_clock::now();
+      if (g_signal.load() != 0)
+        throw LossInterrupted(fmt::format("interrupted by signal {}: state saved to {}; run again with --resume",
+                                          g_signal.load(), state_file));
+      if (stop)
+        throw LossInterrupted(fmt::format("stopped after {} windows as asked: state saved to {}; run again with --resume",
+                                          s.stop_after_windows, state_file));
+    }
+  }
+  progress.update(next - first, static_cast<double>(tokens_this_run), true);
+
+  const double elapsed = elapsed_before + progress.elapsed();
+  nlohmann::json result;
+  if (s.num_shards > 1) {
+    // A shard part: the exact sums, for `foxeval merge`.
+    result = {{"kind", "foxeval-loss-part"}, {"identity", id}, {"shard_index", s.shard_index},
+              {"window_range", {first, last}}, {"documents", sums.documents}, {"elapsed_s", elapsed},
+              {"sum_fixed", sums.sum_fixed}};
+  } else {
+    result = loss_metrics(sums, seq_len);
+    result["kind"] = "foxeval-loss";
+    result["identity"] = id;
+    result["model_info"] = {{"family", model->info().family}, {"num_parameters", model->info().num_parameters}};
+    result["documents"] = sums.documents;
+    result["tokens"] = sums.documents * seq_len;
+    result["elapsed_s"] = elapsed;
+    result["tokens_per_s"] = elapsed > 0 ? static_cast<double>(sums.documents * seq_len) / elapsed : 0.0;
+  }
+  write_json_atomic(s.out_path, result, s.num_shards > 1 ? -1 : 1);
+  std::error_code ec;
+  fs::remove(state_file, ec);
+  return result;
+}
+
+nlohmann::json merge_loss_parts(const std::vector<std::string>& parts, const std::string& out_path) {
+  if (parts.empty()) throw Error("merge: no parts given");
+  nlohmann::json id;
+  LossSums sums;
+  std::set<int64_t> seen;
+  double elapsed_max = 0;
+  int64_t num_shards = 0;
+  for (const auto& path : parts) {
+    nlohmann::json p = read_json(path);
+    if (p.value("kind", "") != "foxeval-loss-part")
+      throw Error(fmt::format("{}: not a shard part of foxeval loss (run with --num-shards > 1)", path));
+    if (id.is_null()) {
+      id = p["identity"];
+      num_shards = id.at("num_shards").get<int64_t>();
+    } else if (p["identity"] != id) {
+      throw Error(fmt::format("{}: made with other settings than {} ({})", path, parts[0],
+                              diff_fields(id, p["identity"]).dump()));
+    }
+    const int64_t shard = p.at("shard_index").get<int64_t>();
+    if (!seen.insert(shard).second) throw Error(fmt::format("{}: shard {} given twice (overlapping parts)", path, shard));
+    auto s = p.at("sum_fixed").get<std::vector<int64_t>>();
+    if (sums.sum_fixed.empty()) sums.sum_fixed.assign(s.size(), 0);
+    for (size_t t = 0; t < s.size(); ++t) sums.sum_fixed[t] += s[t];
+    sums.documents += p.at("documents").get<int64_t>();
+    elapsed_max = std::max(elapsed_max, p.at("elapsed_s").get<double>());
+  }
+  for (int64_t i = 0; i < num_shards; ++i)
+    if (!seen.count(i)) throw Error(fmt::format("merge: shard {} of {} is missing", i, num_shards));
+  const int64_t seq_len = id.at("seq_len").get<int64_t>();
+  nlohmann::json result = loss_metrics(sums, seq_len);
+  id["num_shards"] = 1;  // the merged result equals a single run
+  result["kind"] = "foxeval-loss";
+  result["identity"] = id;
+  result["merged_from"] = parts;
+  result["documents"] = sums.documents;
+  result["tokens"] = sums.documents * seq_len;
+  result["elapsed_s"] = elapsed_max;
+  result["tokens_per_s"] = elapsed_max > 0 ? static_cast<double>(sums.documents * seq_len) / elapsed_max : 0.0;
+  write_json_atomic(out_path, result);
+  return result;
+}
+
+}  // namespace foxeval

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The binary end to end: subcommands, exit codes and error messages that name the flag/file.
+# Usage: tests/cli_test.sh path/to/foxeval   (run from the repository root)
+set -u
+FOXEVAL="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAILED: $1" >&2; }
+expect_ok() { local name="$1"; shift; if "$@" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "$name"; cat "$tmp/err" >&2; fi; }
+# expect_error NAME TEXT CMD...: fails (non-zero) and stderr contains TEXT
+expect_error() {
+  local name="$1" text="$2"; shift 2
+  if "$@" >"$tmp/out" 2>"$tmp/err"; then bad "$name (succeeded)"; return; fi
+  grep -qF -- "$text" "$tmp/err" && ok || { bad "$name (stderr lacks '$text')"; cat "$tmp/err" >&2; }
+}
+fox=tests/fixtures/official/fox_pro
+
+expect_ok "info" "$FOXEVAL" info --model $fox
+grep -q "FoX (Pro)" "$tmp/out" && ok || bad "info prints the family"
+expect_ok "info --json" "$FOXEVAL" info --model $fox --json
+expect_error "unknown model dir" "no config.json" "$FOXEVAL" info --model "$tmp"
+mkdir -p "$tmp/unknown" && cp $fox/model.safetensors "$tmp/unknown/" &&
+  sed 's/forgetting_transformer-project_fox/llama/' $fox/config.json >"$tmp/unknown/config.json"
+expect_error "unknown model_type" 'unknown model_type "llama"' "$FOXEVAL" info --model "$tmp/unknown"
+
+expect_ok "loss" "$FOXEVAL" loss --model $fox --data data/default/tokens.npy --bos-id 0 --seq-len 512 --out "$tmp/r.json"
+grep -q '"val/loss_avg_len_512"' "$tmp/r.json" && ok || bad "loss writes val/loss_avg_len_512"
+expect_error "bad --dtype" "--dtype" "$FOXEVAL" loss --model $fox --data data/default/tokens.npy --out "$tmp/x.json" --dtype fp8
+expect_error "bad --bos-id" "--bos-id" "$FOXEVAL" loss --model $fox --data data/default/tokens.npy --out "$tmp/x.json"
+expect_error "missing data" "nope.npy" "$FOXEVAL" loss --model $fox --data "$tmp/nope.npy" --bos-id 0 --out "$tmp/x.json"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  expect_error "cuda without a GPU" "CUDA was asked for" "$FOXEVAL" loss --model $fox --data data/default/tokens.npy \
+    --bos-id 0 --out "$tmp/x.json" --device cuda
+fi
+
+# Stop part-way (state saved, exit 3), resume, and get the uninterrupted numbers.
+"$FOXEVAL" loss --model $fox --data data/default/tokens.npy --bos-id 0 --seq-len 256 --out "$tmp/a.json" >/dev/null 2>&1
+"$FOXEVAL" loss --model $fox --data data/default/tokens.npy --bos-id 0 --seq-len 256 --out "$tmp/b.json" --stop-after 5 >/dev/null 2>&1
+[ $? -eq 3 ] && [ -f "$tmp/b.json.state.json" ] && ok || bad "--stop-after saves the state and exits 3"
+"$FOXEVAL" loss --model $fox --data data/default/tokens.npy --bos-id 0 --seq-len 256 --out "$tmp/b.json" --resume >/dev/null 2>&1
+cmp -s <(grep -v elapsed_s "$tmp/a.json" | grep -v tokens_per_s) <(grep -v elapsed_s "$tmp/b.json" | grep -v tokens_per_s) \
+  && ok || bad "resumed result equals the uninterrupted one"
+
+# Two shards from launcher variables, merged.
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 "$FOXEVAL" loss --model $fox --data data/default/tokens.npy --bos-id 0 --seq-len 256 \
+    --out "$tmp/part$r.json" >/dev/null 2>&1 || bad "shard $r"
+done
+expect_ok "merge" "$FOXEVAL" merge --out "$tmp/m.json" "$tmp/part0.json" "$tmp/part1.json"
+diff <(grep -A3 '"val/loss_avg_len_1024"' "$tmp/a.json" | head -1) <(grep -A3 '"val/loss_avg_len_1024"' "$tmp/m.json" | head -1) >/dev/null \
+  && ok || bad "merged equals one run"
+
+if [ -f data/gpt2/encoder.json ] && "$FOXEVAL" tokenize --help >/dev/null 2>&1; then
+  out="$("$FOXEVAL" tokenize --text 'Hello  world!')"
+  [ "$out" = "[50256, 15496, 220, 995, 0]" ] && ok || bad "tokenize (got $out)"
+  out="$("$FOXEVAL" detokenize --ids 15496,220,995,0)"
+  [ "$out" = "Hello  world!" ] && ok || bad "detokenize (got $out)"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,191 @@
+// `foxeval loss` end to end: the official protocol, zarr == npy, shards merged == one run,
+// interrupted + resumed == uninterrupted, and refusals.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "data/errors.h"
+#include "models/engine.h"
+#include "models/registry.h"
+#include "tasks/loss.h"
+#include "tests/remove_tree.h"
+#include "tests/test_support.h"
+
+using namespace foxeval;
+namespace fs = std::filesystem;
+
+namespace {
+
+LossSettings tiny_settings(const std::string& out_dir, const std::string& data) {
+  LossSettings s;
+  s.model_dir = test::source_path("tests/fixtures/official/fox_pro");
+  s.data_path = test::source_path("tests/fixtures/loss/" + data);
+  s.out_path = out_dir + "/result.json";
+  s.bos_id = 0;
+  s.seq_len = 128;
+  return s;
+}
+
+std::vector<double> per_token(const nlohmann::json& r) { return r.at("val/loss_per_token").get<std::vector<double>>(); }
+
+}  // namespace
+
+TEST_CASE("loss: the official protocol, from an independent computation") {
+  const std::string dir = test::temp_dir("loss-protocol");
+  LossSettings s = tiny_settings(dir, "tokens.npy");
+  nlohmann::json r = run_loss(s);
+  // 6 rows x 640 tokens at seq_len 128: 5 windows per row, 30 sequences.
+  CHECK(r["documents"] == 30);
+  CHECK(r.contains("val/loss_avg_len_128"));
+  CHECK(r.contains("val/perplexity_len_128"));
+  // Recompute: input = [bos] + window[:-1], labels = window, mean over windows per position.
+  SafetensorsFile unused_guard(test::source_path("tests/fixtures/official/fox_pro/model.safetensors"));
+  auto model = load_model(s.model_dir, RunOptions{});
+  std::ifstream f(s.data_path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), {});
+  const uint16_t* ids = reinterpret_cast<const uint16_t*>(bytes.data() + bytes.size() - 6 * 640 * 2);
+  at::Tensor rows = at::from_blob(const_cast<uint16_t*>(ids), {6, 640}, at::kShort).to(at::kLong).bitwise_and(0xffff);
+  at::Tensor labels = rows.view({6, 5, 128}).reshape({30, 128});
+  at::Tensor input = at::cat({at::zeros({30, 1}, at::kLong), labels.slice(1, 0, 127)}, 1);
+  at::Tensor expected = token_logprobs(*model, input, labels).neg().to(at::kDouble).mean(0);
+  at::Tensor got = at::tensor(per_token(r), at::kDouble);
+  CHECK((got - expected).abs().max().item<double>() < 1e-6);
+  test::remove_tree(dir);
+}
+
+TEST_CASE("loss: zarr and npy give identical results") {
+  const std::string dir = test::temp_dir("loss-zarr");
+  nlohmann::json a = run_loss(tiny_settings(dir, "tokens.npy"));
+  nlohmann::json b = run_loss(tiny_settings(dir, "tokens.zarr"));
+  CHECK(per_token(a) == per_token(b));
+  test::remove_tree(dir);
+}
+
+TEST_CASE("loss: two shards merged equal one run, bit for bit") {
+  const std::string dir = test::temp_dir("loss-shards");
+  LossSettings one = tiny_settings(dir, "tokens.zarr");
+  nlohmann::json whole = run_loss(one);
+  std::vector<std::string> parts;
+  for (int i = 0; i < 2; ++i) {
+    LossSettings s = tiny_settings(dir, "tokens.zarr");
+    s.num_shards = 2;
+    s.shard_index = i;
+    s.out_path = dir + "/part" + std::to_string(i) + ".json";
+    run_loss(s);
+    parts.push_back(s.out_path);
+  }
+  nlohmann::json merged = merge_loss_parts(parts, dir + "/merged.json");
+  CHECK(per_token(merged) == per_token(whole));
+  CHECK(merged["val/loss_avg_len_128"] == whole["val/loss_avg_len_128"]);
+  CHECK(merged["documents"] == whole["documents"]);
+  CHECK_THROWS_WITH_AS(merge_loss_parts({parts[0], parts[0]}, dir + "/bad.json"), doctest::Contains("twice"), Error);
+  CHECK_THROWS_WITH_AS(merge_loss_parts({parts[0]}, dir + "/bad.json"), doctest::Contains("missing"), Error);
+  // A part from other settings is refused.
+  LossSettings other = tiny_settings(dir, "tokens.zarr");
+  other.num_shards = 2;
+  other.shard_index = 1;
+  other.seq_len = 256;
+  other.out_path = dir + "/other.json";
+  run_loss(other);
+  CHECK_THROWS_WITH_AS(merge_loss_parts({parts[0], other.out_path}, dir + "/bad.json"),
+                       doctest::Contains("other settings"), Error);
+  test::remove_tree(dir);
+}
+
+TEST_CASE("loss: an interrupted run resumed equals an uninterrupted one") {
+  const std::string dir = test::temp_dir("loss-resume");
+  LossSettings s = tiny_settings(dir, "tokens.zarr");
+  s.batch_size = 2;
+  nlohmann::json whole = run_loss(s);
+  fs::remove(s.out_path);
+  s.stop_after_windows = 7;  // stops after 8 windows (batch boundary), state saved
+  CHECK_THROWS_AS(run_loss(s), LossInterrupted);
+  CHECK(fs::exists(s.out_path + ".state.json"));
+  CHECK(!fs::exists(s.out_path));
+  // Without --resume an existing state is not silently overwritten.
+  s.stop_after_windows = 0;
+  CHECK_THROWS_WITH_AS(run_loss(s), doctest::Contains("--resume"), Error);
+  // A state from other settings is refused.
+  LossSettings other = s;
+  other.resume = true;
+  other.bos_id = 1;
+  CHECK_THROWS_WITH_AS(run_loss(other), doctest::Contains("other settings"), Error);
+  s.resume = true;
+  nlohmann::json resumed = run_loss(s);
+  CHECK(per_token(resumed) == per_token(whole));
+  CHECK(resumed["documents"] == whole["documents"]);
+  CHECK(!fs::exists(s.out_path + ".state.json"));
+  test::remove_tree(dir);
+}
+
+TEST_CASE("loss: a missing zarr chunk is an error, and bad flags are named") {
+  const std::string dir = test::temp_dir("loss-missing");
+  fs::copy(test::source_path("tests/fixtures/loss/tokens.zarr"), dir + "/tokens.zarr", fs::copy_options::recursive);
+  fs::remove(dir + "/tokens.zarr/1.1");
+  LossSettings s = tiny_settings(dir, "tokens.zarr");
+  s.data_path = dir + "/tokens.zarr";
+  CHECK_THROWS_WITH_AS(run_loss(s), doctest::Contains("1.1"), Error);
+  LossSettings bad_bos = tiny_settings(dir, "tokens.npy");
+  bad_bos.bos_id = 50256;
+  CHECK_THROWS_WITH_AS(run_loss(bad_bos), doctest::Contains("--bos-id"), Error);
+  LossSettings long_seq = tiny_settings(dir, "tokens.npy");
+  long_seq.seq_len = 1000;
+  CHECK_THROWS_WITH_AS(run_loss(long_seq), doctest::Contains("--seq-len"), Error);
+  test::remove_tree(dir);
+}
+
+TEST_CASE("loss: the trained FoX (Pro) checkpoint matches the official bf16 per-token loss") {
+  const std::string model_dir = test::shared_path("fixtures/trained/fox_pro_tiny_pg");
+  if (!fs::exists(model_dir)) {
+    MESSAGE("skipped: " << model_dir << " not found (../shared is needed)");
+    return;
+  }
+  SafetensorsFile ref(model_dir + "/reference.safetensors");
+  at::Tensor rows = ref.read("rows").to(at::kLong);
+  at::Tensor official = ref.read("loss_bf16").to(at::kDouble);
+  const std::string dir = test::temp_dir("loss-trained");
+  // The rows as an int64 .npy, through the real task.
+  {
+    std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + std::to_string(rows.size(0)) + ", " +
+                         std::to_string(rows.size(1)) + "), }";
+    while ((10 + header.size() + 1) % 64) header += ' ';
+    header += '\n';
+    std::ofstream out(dir + "/rows.npy", std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const uint16_t n = static_cast<uint16_t>(header.size());
+    out.write(reinterpret_cast<const char*>(&n), 2);
+    out << header;
+    at::Tensor c = rows.contiguous();
+    out.write(static_cast<const char*>(c.data_ptr()), c.numel() * 8);
+  }
+  auto run = [&](const std::string& dtype) {
+    LossSettings s;
+    s.model_dir = model_dir;
+    s.data_path = dir + "/rows.npy";
+    s.out_path = dir + "/result-" + dtype + ".json";
+    s.run.dtype = dtype;
+    return at::tensor(per_token(run_loss(s)), at::kDouble);
+  };
+  // This memorising model has losses up to 43 nats, where bf16 logits have a 0.25 ulp: per-token
+  // bf16 noise is ~0.05 nats, so the fixtures' 1e-2/5e-2 bounds do not apply. What must hold:
+  // no bias, and a distance to the official numbers no larger than bf16 noise itself, measured
+  // here as our bf16 vs our fp32 (measured: official-vs-ours 0.0323 mean/0.198 max over positions,
+  // noise 0.0327/0.178, signed bias 3e-4).
+  at::Tensor want = official.mean(0);
+  at::Tensor bf16 = run("bfloat16"), fp32 = run("float32");
+  const double dmean = (bf16 - want).abs().mean().item<double>();
+  const double bias = (bf16 - want).mean().item<double>();
+  const double noise = (bf16 - fp32).abs().mean().item<double>();
+  const double dmean32 = (fp32 - want).abs().mean().item<double>();
+  MESSAGE("trained fox_pro per-position loss vs official bf16: bf16 mean diff " << dmean << " (bias " << bias
+          << "), fp32 mean diff " << dmean32 << ", our bf16-vs-fp32 noise " << noise << ", official avg "
+          << want.mean().item<double>());
+  CHECK(std::abs(bias) < 5e-3);
+  CHECK(dmean < 1.25 * noise);
+  CHECK(dmean32 < 1.25 * noise);
+  // The average over all positions, the number the paper reports, agrees far more tightly.
+  CHECK(std::abs(bf16.mean().item<double>() - want.mean().item<double>()) < 5e-3);
+  test::remove_tree(dir);
+}
