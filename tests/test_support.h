@@ -1,0 +1,36 @@
+// Helpers shared by the tests: fixture paths, safetensors writing, error measures.
+#pragma once
+#include <ATen/Functions.h>
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "data/safetensors.h"
+
+namespace foxeval::test {
+
+inline std::string source_path(const std::string& rel) { return std::string(FOXEVAL_SOURCE_DIR) + "/" + rel; }
+inline std::string shared_path(const std::string& rel) { return std::string(FOXEVAL_SOURCE_DIR) + "/../shared/" + rel; }
+
+// ||a - b|| / ||b||, in float64.
+inline double rel_err(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor ad = a.to(at::kDouble).cpu(), bd = b.to(at::kDouble).cpu();
+  return (ad - bd).norm().item<double>() / bd.norm().item<double>();
+}
+
+// Per-token loss of next-token prediction from logits [B, T, V] and ids [B, T]: [B, T-1].
+inline at::Tensor next_token_loss(const at::Tensor& logits, const at::Tensor& ids) {
+  const int64_t T = ids.size(1);
+  at::Tensor lp = at::log_softmax(logits.slice(1, 0, T - 1).to(at::kDouble), -1);
+  return lp.gather(-1, ids.slice(1, 1, T).unsqueeze(-1).to(at::kLong)).squeeze(-1).neg();
+}
+
+// Writes tensors as a .safetensors file (F32/I64/BF16 as stored).
+void write_safetensors(const std::string& path, const std::map<std::string, at::Tensor>& tensors);
+
+// A fresh empty directory under the system temp dir.
+std::string temp_dir(const std::string& name);
+
+}  // namespace foxeval::test
