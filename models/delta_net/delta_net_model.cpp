@@ -1,0 +1,235 @@
+// DeltaNet (Yang et al., 2024) as the FoX paper's baseline. Per layer:
+//   h = RMSNorm(x);  q, k, v = silu(short_conv(proj h));  q, k = l2norm(q), l2norm(k) per head
+//   beta = sigmoid(b_proj h)
+//   S_t = S_{t-1} + beta_t k_t (v_t - S_{t-1}^T k_t)^T;  o_t = S_t^T q_t / sqrt(head_k_dim)
+//   x += o_proj(RMSNorm_per_head(o));  x += SwiGLU(RMSNorm(x))
+// The official layer applies o_norm whatever use_output_norm says; so does this one.
+#include "models/delta_net/delta_net_model.h"
+
+#include <ATen/Functions.h>
+#include <ATen/TensorOperators.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "data/errors.h"
+#include "models/layers.h"
+#include "models/recurrent_ops.h"
+
+namespace foxeval {
+namespace {
+
+const char* kFamily = "DeltaNet";
+constexpr int64_t kSegment = 4096;
+
+struct DeltaNetConfig {
+  int64_t hidden_size, num_layers, vocab_size, num_heads, key_dim, value_dim, head_k_dim, head_v_dim, conv_size;
+  int64_t intermediate_size;
+  double eps;
+  bool use_short_conv, use_beta, use_output_norm, tie_word_embeddings;
+  std::string qk_norm, qk_activation;
+
+  static DeltaNetConfig parse(const Config& c) {
+    DeltaNetConfig m;
+    m.hidden_size = c.get_int("hidden_size");
+    m.num_layers = c.get_int("num_hidden_layers");
+    m.vocab_size = c.get_int("vocab_size");
+    m.num_heads = c.get_int("num_heads");
+    m.key_dim = static_cast<int64_t>(static_cast<double>(m.hidden_size) * c.get_double("expand_k", 1.0));
+    m.value_dim = static_cast<int64_t>(static_cast<double>(m.hidden_size) * c.get_double("expand_v", 1.0));
+    if (m.num_heads <= 0 || m.key_dim % m.num_heads != 0)
+      c.fail("num_heads", fmt::format("= {} must divide the key dim {}", m.num_heads, m.key_dim));
+    if (m.value_dim % m.num_heads != 0)
+      c.fail("num_heads", fmt::format("= {} must divide the value dim {}", m.num_heads, m.value_dim));
+    m.head_k_dim = m.key_dim / m.num_heads;
+    m.head_v_dim = m.value_dim / m.num_heads;
+    const std::string mode = c.get_string("attn_mode", "chunk");
+    if (mode != "chunk" && mode != "fused_chunk" && mode != "fused_recurrent")
+      c.fail("attn_mode", fmt::format("= \"{}\" is not chunk, fused_chunk or fused_recurrent", mode));
+    if (c.get_bool("use_gate", false)) c.fail("use_gate", "= true (gated output norm) is not supported");
+    if (c.get_bool("norm_first", false)) c.fail("norm_first", "= true is not supported");
+    m.use_short_conv = c.get_bool("use_short_conv", true);
+    m.conv_size = c.get_int("conv_size", 4);
+    if (m.use_short_conv && m.conv_size < 1) c.fail("conv_size", "must be positive");
+    m.use_beta = c.get_bool("use_beta", true);
+    m.use_output_norm = c.get_bool("use_output_norm", true);
+    m.qk_norm = c.get_string("qk_norm", "l2");
+    if (m.qk_norm != "l2" && m.qk_norm != "sum") c.fail("qk_norm", fmt::format("= \"{}\" is not l2 or sum", m.qk_norm));
+    m.qk_activation = c.get_string("qk_activation", "silu");
+    if (m.qk_activation != "silu" && m.qk_activation != "relu" && m.qk_activation != "elu" &&
+        m.qk_activation != "identity")
+      c.fail("qk_activation", fmt::format("= \"{}\" is not silu, relu, elu or identity", m.qk_activation));
+    m.eps = c.get_double("norm_eps", 1e-6);
+    m.tie_word_embeddings = c.get_bool("tie_word_embeddings", false);
+    const std::string act = c.get_string("hidden_act", "swish");
+    if (act != "swish" && act != "silu") c.fail("hidden_act", fmt::format("= \"{}\": only swish is supported", act));
+    if (c.has("intermediate_size")) {
+      m.intermediate_size = c.get_int("intermediate_size");
+    } else {
+      const double ratio = c.get_double("hidden_ratio", 4.0);
+      const auto raw = static_cast<int64_t>(static_cast<double>(m.hidden_size) * ratio * 2.0 / 3.0);
+      m.intermediate_size = 256 * ((raw + 255) / 256);
+    }
+    return m;
+  }
+};
+
+struct Layer {
+  at::Tensor attn_norm, mlp_norm, o_norm;                 // fp32
+  at::Tensor q_proj, k_proj, v_proj, b_proj, o_proj;      // compute dtype
+  at::Tensor q_conv, k_conv, v_conv;                      // fp32 [C, K]
+  at::Tensor gate_proj, down_proj;
+};
+
+enum Slot { kConvQ = 0, kConvK = 1, kConvV = 2, kDeltaState = 3, kSlots = 4 };
+
+class DeltaNetModel : public CausalLM {
+ public:
+  DeltaNetModel(Checkpoint& ckpt, const RunOptions& options)
+      : cfg_(DeltaNetConfig::parse(ckpt.config())), options_(options), loader_(make_loader(ckpt, options)) {
+    load(ckpt);
+  }
+
+  const ModelInfo& info() const override { return info_; }
+  const RunOptions& options() const override { return options_; }
+  const at::Tensor& lm_head() const override { return lm_head_; }
+
+  std::unique_ptr<DecodeState> new_state(int64_t batch, const at::Tensor& seq_start) override {
+    at::Tensor start = seq_start.defined() ? seq_start.to(loader_.device, at::kLong) : at::Tensor();
+    return std::make_unique<recurrent::RecurrentState>(kFamily, batch, start, cfg_.num_layers, kSlots);
+  }
+
+  at::Tensor forward(const at::Tensor& input_ids, DecodeState* base) override {
+    recurrent::RecurrentState* state = recurrent::as_recurrent_state(base, kFamily, input_ids.size(0));
+    at::Tensor ids = input_ids.to(loader_.device, at::kLong);
+    return recurrent::forward_in_segments(
+        ids, state, cfg_.hidden_size, kSegment, [&] { return new_state(ids.size(0), at::Tensor()); },
+        [&](const at::Tensor& part, recurrent::RecurrentState* st) { return forward_segment(part, st); });
+  }
+
+ private:
+  at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) {
+    const int64_t offset = state ? state->consumed : 0;
+    at::Tensor real = state ? recurrent::real_token_mask(state->seq_start, offset, ids.size(1), loader_.device) : at::Tensor();
+    at::Tensor x = at::embedding(embeddings_, ids);  // fp32 residual stream
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      const Layer& w = layers_[l];
+      std::vector<at::Tensor>* slots = state ? &state->layers[l] : nullptr;
+      at::Tensor a = attention(w, foxeval::rms_norm(x, w.attn_norm, cfg_.eps, at::kFloat), real, slots);
+      x = x + a.to(at::kFloat);  // fla's fused add + RMSNorm: fp32 residual, output in a's dtype
+      x = x + recurrent::swiglu_mlp(foxeval::rms_norm(x, w.mlp_norm, cfg_.eps, a.scalar_type()), w.gate_proj, w.down_proj)
+                  .to(at::kFloat);
+    }
+    if (state) state->consumed += ids.size(1);
+    return foxeval::rms_norm(x, norm_, cfg_.eps, at::kFloat);
+  }
+
+  // fla ShortConvolution (causal_conv1d_fn): padding zeroed, fp32 sum and activation,
+  // compute-dtype output.
+  at::Tensor short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real,
+                        std::vector<at::Tensor>* slots, int slot) {
+    at::Tensor local;
+    at::Tensor* st = slots ? &(*slots)[slot] : &local;
+    at::Tensor y = recurrent::causal_conv1d(recurrent::zero_padding(x, real), weight, at::Tensor(), st);
+    return (silu ? at::silu(y) : y).to(loader_.compute);
+  }
+
+  at::Tensor qk_feature(at::Tensor t) {  // [B, T, H, Dk] compute dtype
+    const at::ScalarType cd = loader_.compute;
+    at::Tensor f = t.to(at::kFloat);
+    if (cfg_.qk_activation == "relu") f = recurrent::round_to(at::relu(f), cd);
+    if (cfg_.qk_activation == "elu") f = recurrent::round_to(at::elu(f) + 1.0, cd);
+    if (cfg_.qk_norm == "l2") {
+      f = f * at::rsqrt(f.square().sum({-1}, /*keepdim=*/true) + 1e-6);  // fla l2_norm_fn, eps 1e-6
+    } else {
+      f = f / f.sum({-1}, /*keepdim=*/true);
+    }
+    return recurrent::round_to(f, cd);
+  }
+
+  at::Tensor attention(const Layer& w, const at::Tensor& h, const at::Tensor& real, std::vector<at::Tensor>* slots) {
+    const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads, Dk = cfg_.head_k_dim, Dv = cfg_.head_v_dim;
+    const at::ScalarType cd = loader_.compute;
+    at::Tensor q = foxeval::linear(h, w.q_proj), k = foxeval::linear(h, w.k_proj), v = foxeval::linear(h, w.v_proj);
+    if (cfg_.use_short_conv) {
+      const bool qk_silu = cfg_.qk_activation == "silu";
+      q = short_conv(q, w.q_conv, qk_silu, real, slots, kConvQ);
+      k = short_conv(k, w.k_conv, qk_silu, real, slots, kConvK);
+      v = short_conv(v, w.v_conv, true, real, slots, kConvV);
+    } else {
+      v = at::silu(v.to(at::kFloat)).to(cd);
+    }
+    v = recurrent::zero_padding(v, real);  // left padding: no value written to the state
+    at::Tensor qh = qk_feature(q.view({B, T, H, Dk})).transpose(1, 2);
+    at::Tensor kh = qk_feature(k.view({B, T, H, Dk})).transpose(1, 2);
+    at::Tensor vh = v.to(at::kFloat).view({B, T, H, Dv}).transpose(1, 2);
+    at::Tensor beta = cfg_.use_beta ? recurrent::round_to(at::sigmoid(foxeval::linear(h, w.b_proj).to(at::kFloat)), cd)
+                                    : at::ones({B, T, H}, h.options().dtype(at::kFloat));
+    at::Tensor delta_state;
+    at::Tensor& st = slots ? (*slots)[kDeltaState] : delta_state;
+    at::Tensor o = recurrent::delta_rule(qh, kh, vh, beta.transpose(1, 2), 1.0 / std::sqrt(static_cast<double>(Dk)), st);
+    o = o.transpose(1, 2).to(cd);                          // [B, T, H, Dv], the kernel writes q's dtype
+    o = foxeval::rms_norm(o, w.o_norm, cfg_.eps, cd).reshape({B, T, H * Dv});
+    return foxeval::linear(o, w.o_proj);
+  }
+
+  void load(Checkpoint& ckpt) {
+    const int64_t D = cfg_.hidden_size, Kd = cfg_.key_dim, Vd = cfg_.value_dim, I = cfg_.intermediate_size;
+    const int64_t Kc = cfg_.conv_size;
+    embeddings_ = loader_.fp32("model.embeddings.weight", {cfg_.vocab_size, D});
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      const std::string p = fmt::format("model.layers.{}.", l);
+      Layer w;
+      w.attn_norm = loader_.fp32(p + "attn_norm.weight", {D});
+      w.q_proj = loader_.matmul_weight(p + "attn.q_proj.weight", {Kd, D});
+      w.k_proj = loader_.matmul_weight(p + "attn.k_proj.weight", {Kd, D});
+      w.v_proj = loader_.matmul_weight(p + "attn.v_proj.weight", {Vd, D});
+      if (cfg_.use_beta) w.b_proj = loader_.matmul_weight(p + "attn.b_proj.weight", {cfg_.num_heads, D});
+      if (cfg_.use_short_conv) {
+        w.q_conv = loader_.fp32(p + "attn.q_conv1d.weight", {Kd, 1, Kc}).squeeze(1);
+        w.k_conv = loader_.fp32(p + "attn.k_conv1d.weight", {Kd, 1, Kc}).squeeze(1);
+        w.v_conv = loader_.fp32(p + "attn.v_conv1d.weight", {Vd, 1, Kc}).squeeze(1);
+      }
+      w.o_norm = loader_.fp32(p + "attn.o_norm.weight", {cfg_.head_v_dim});
+      w.o_proj = loader_.matmul_weight(p + "attn.o_proj.weight", {D, Vd});
+      w.mlp_norm = loader_.fp32(p + "mlp_norm.weight", {D});
+      w.gate_proj = loader_.matmul_weight(p + "mlp.gate_proj.weight", {2 * I, D});
+      w.down_proj = loader_.matmul_weight(p + "mlp.down_proj.weight", {D, I});
+      layers_.push_back(std::move(w));
+    }
+    norm_ = loader_.fp32("model.norm.weight", {D});
+    lm_head_ = cfg_.tie_word_embeddings ? embeddings_.to(loader_.compute)
+                                        : loader_.matmul_weight("lm_head.weight", {cfg_.vocab_size, D});
+    info_.directory = ckpt.directory();
+    info_.model_type = ckpt.model_type();
+    info_.family = kFamily;
+    info_.hidden_size = D;
+    info_.num_layers = cfg_.num_layers;
+    info_.vocab_size = cfg_.vocab_size;
+    info_.num_parameters = ckpt.taken_parameters();
+    info_.settings = {{"num_heads", std::to_string(cfg_.num_heads)},
+                      {"head_k_dim", std::to_string(cfg_.head_k_dim)},
+                      {"head_v_dim", std::to_string(cfg_.head_v_dim)},
+                      {"intermediate_size", std::to_string(I)},
+                      {"use_short_conv", cfg_.use_short_conv ? "true" : "false"},
+                      {"qk_activation", cfg_.qk_activation},
+                      {"qk_norm", cfg_.qk_norm},
+                      {"use_beta", cfg_.use_beta ? "true" : "false"},
+                      {"use_output_norm", cfg_.use_output_norm ? "true" : "false (o_norm applied anyway, as official)"}};
+  }
+
+  DeltaNetConfig cfg_;
+  RunOptions options_;
+  Loader loader_;
+  ModelInfo info_;
+  at::Tensor embeddings_, norm_, lm_head_;
+  std::vector<Layer> layers_;
+};
+
+}  // namespace
+
+std::unique_ptr<CausalLM> make_delta_net(Checkpoint& checkpoint, const RunOptions& options) {
+  return std::make_unique<DeltaNetModel>(checkpoint, options);
+}
+
+}  // namespace foxeval

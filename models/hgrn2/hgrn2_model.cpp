@@ -1,0 +1,219 @@
+// HGRN2 (Qin et al., 2024) as the FoX paper's baseline. Per layer, with heads of
+// expand_ratio forget dimensions:
+//   h = RMSNorm(x);  q = silu(q_proj h);  f = f_proj h;  i = i_proj h   (optional short convs)
+//   k = 1 - sigmoid(f);  g = logsigmoid(f)
+//   S_t = diag(exp(g_t)) S_{t-1} + k_t i_t^T;  o_t = S_t^T q_t / sqrt(expand_ratio)   (chunk_gla)
+//   x += o_proj(RMSNorm(o));  x += SwiGLU(RMSNorm(x))
+// The official block never passes the learned lower bound to the attention, so
+// `model.lower_bounds` is loaded (it is in every checkpoint) and unused, as there.
+#include "models/hgrn2/hgrn2_model.h"
+
+#include <ATen/Functions.h>
+#include <ATen/TensorOperators.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "data/errors.h"
+#include "models/layers.h"
+#include "models/recurrent_ops.h"
+
+namespace foxeval {
+namespace {
+
+const char* kFamily = "HGRN2";
+constexpr int64_t kSegment = 4096;
+
+struct Hgrn2Config {
+  int64_t hidden_size, num_layers, vocab_size, num_heads, expand_ratio, forget_dim, head_i_dim, conv_size;
+  int64_t intermediate_size;
+  double eps;
+  bool use_short_conv, use_lower_bound, elementwise_affine, tie_word_embeddings;
+  std::string attn_mode;
+
+  static Hgrn2Config parse(const Config& c) {
+    Hgrn2Config m;
+    m.hidden_size = c.get_int("hidden_size");
+    m.num_layers = c.get_int("num_hidden_layers");
+    m.vocab_size = c.get_int("vocab_size");
+    const bool has_ratio = c.has("expand_ratio"), has_heads = c.has("num_heads");
+    if (!has_ratio && !has_heads) c.fail("expand_ratio", "and num_heads are both missing: one must be given");
+    if (has_heads) {
+      m.num_heads = c.get_int("num_heads");
+      if (m.num_heads <= 0 || m.hidden_size % m.num_heads != 0)
+        c.fail("num_heads", fmt::format("= {} must divide hidden_size = {}", m.num_heads, m.hidden_size));
+    }
+    if (has_ratio) {
+      m.expand_ratio = c.get_int("expand_ratio");
+      if (m.expand_ratio <= 0) c.fail("expand_ratio", "must be positive");
+    }
+    if (!has_heads) {
+      if (m.hidden_size % m.expand_ratio != 0)
+        c.fail("expand_ratio", fmt::format("= {} must divide hidden_size = {}", m.expand_ratio, m.hidden_size));
+      m.num_heads = m.hidden_size / m.expand_ratio;
+    }
+    if (!has_ratio) m.expand_ratio = m.hidden_size / m.num_heads;
+    m.forget_dim = m.num_heads * m.expand_ratio;
+    m.head_i_dim = m.hidden_size / m.num_heads;
+    m.attn_mode = c.get_string("attn_mode", "chunk");
+    if (m.attn_mode != "chunk" && m.attn_mode != "fused_chunk" && m.attn_mode != "fused_recurrent")
+      c.fail("attn_mode", fmt::format("= \"{}\" is not chunk, fused_chunk or fused_recurrent", m.attn_mode));
+    m.use_short_conv = c.get_bool("use_short_conv", false);
+    m.conv_size = c.get_int("conv_size", 4);
+    if (m.use_short_conv && m.conv_size < 1) c.fail("conv_size", "must be positive");
+    m.use_lower_bound = c.get_bool("use_lower_bound", true);
+    m.elementwise_affine = c.get_bool("elementwise_affine", true);
+    m.eps = c.get_double("norm_eps", 1e-6);
+    m.tie_word_embeddings = c.get_bool("tie_word_embeddings", false);
+    const std::string act = c.get_string("hidden_act", "swish");
+    if (act != "swish" && act != "silu") c.fail("hidden_act", fmt::format("= \"{}\": only swish is supported", act));
+    if (c.has("intermediate_size")) {
+      m.intermediate_size = c.get_int("intermediate_size");
+    } else {
+      const double ratio = c.get_double("hidden_ratio", 4.0);
+      const auto raw = static_cast<int64_t>(static_cast<double>(m.hidden_size) * ratio * 2.0 / 3.0);
+      m.intermediate_size = 256 * ((raw + 255) / 256);
+    }
+    return m;
+  }
+};
+
+struct Layer {
+  at::Tensor attn_norm, mlp_norm, g_norm;          // fp32
+  at::Tensor q_proj, f_proj, i_proj, o_proj;        // compute dtype
+  at::Tensor q_conv, f_conv, i_conv;                // fp32 [C, K] (short conv only)
+  at::Tensor gate_proj, down_proj;
+};
+
+enum Slot { kConvQ = 0, kConvF = 1, kConvI = 2, kGlaState = 3, kSlots = 4 };
+
+class Hgrn2Model : public CausalLM {
+ public:
+  Hgrn2Model(Checkpoint& ckpt, const RunOptions& options)
+      : cfg_(Hgrn2Config::parse(ckpt.config())), options_(options), loader_(make_loader(ckpt, options)) {
+    load(ckpt);
+  }
+
+  const ModelInfo& info() const override { return info_; }
+  const RunOptions& options() const override { return options_; }
+  const at::Tensor& lm_head() const override { return lm_head_; }
+
+  std::unique_ptr<DecodeState> new_state(int64_t batch, const at::Tensor& seq_start) override {
+    at::Tensor start = seq_start.defined() ? seq_start.to(loader_.device, at::kLong) : at::Tensor();
+    return std::make_unique<recurrent::RecurrentState>(kFamily, batch, start, cfg_.num_layers, kSlots);
+  }
+
+  at::Tensor forward(const at::Tensor& input_ids, DecodeState* base) override {
+    recurrent::RecurrentState* state = recurrent::as_recurrent_state(base, kFamily, input_ids.size(0));
+    at::Tensor ids = input_ids.to(loader_.device, at::kLong);
+    return recurrent::forward_in_segments(
+        ids, state, cfg_.hidden_size, kSegment, [&] { return new_state(ids.size(0), at::Tensor()); },
+        [&](const at::Tensor& part, recurrent::RecurrentState* st) { return forward_segment(part, st); });
+  }
+
+ private:
+  at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) {
+    const int64_t offset = state ? state->consumed : 0;
+    at::Tensor real = state ? recurrent::real_token_mask(state->seq_start, offset, ids.size(1), loader_.device) : at::Tensor();
+    at::Tensor x = at::embedding(embeddings_, ids);  // fp32 residual stream
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      const Layer& w = layers_[l];
+      std::vector<at::Tensor>* slots = state ? &state->layers[l] : nullptr;
+      at::Tensor a = attention(w, foxeval::rms_norm(x, w.attn_norm, cfg_.eps, at::kFloat), real, slots);
+      // fla's fused add + RMSNorm: residual in fp32, the normed output in a's dtype.
+      x = x + a.to(at::kFloat);
+      x = x + recurrent::swiglu_mlp(foxeval::rms_norm(x, w.mlp_norm, cfg_.eps, a.scalar_type()), w.gate_proj, w.down_proj)
+                  .to(at::kFloat);
+    }
+    if (state) state->consumed += ids.size(1);
+    return foxeval::rms_norm(x, norm_, cfg_.eps, at::kFloat);
+  }
+
+  // fla ShortConvolution without activation: padding zeroed first, fp32 sum, compute-dtype output.
+  at::Tensor short_conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& real,
+                        std::vector<at::Tensor>* slots, int slot) {
+    at::Tensor local;
+    at::Tensor* st = slots ? &(*slots)[slot] : &local;
+    return recurrent::causal_conv1d(recurrent::zero_padding(x, real), weight, at::Tensor(), st).to(loader_.compute);
+  }
+
+  at::Tensor attention(const Layer& w, const at::Tensor& h, const at::Tensor& real, std::vector<at::Tensor>* slots) {
+    const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads, K = cfg_.expand_ratio, V = cfg_.head_i_dim;
+    const at::ScalarType cd = loader_.compute;
+    at::Tensor q = foxeval::linear(h, w.q_proj), f = foxeval::linear(h, w.f_proj), i = foxeval::linear(h, w.i_proj);
+    if (cfg_.use_short_conv) {
+      q = short_conv(q, w.q_conv, real, slots, kConvQ);
+      f = short_conv(f, w.f_conv, real, slots, kConvF);
+      i = short_conv(i, w.i_conv, real, slots, kConvI);
+    }
+    i = recurrent::zero_padding(i, real);  // left padding: no input ...
+    q = recurrent::round_to(at::silu(q.to(at::kFloat)), cd);
+    at::Tensor f32 = f.to(at::kFloat);
+    at::Tensor k = recurrent::round_to(1.0 - at::sigmoid(f32), cd);  // cast to i's dtype as the official
+    at::Tensor g = recurrent::zero_padding(at::log_sigmoid(f32), real);  // ... and no decay
+    auto heads = [&](const at::Tensor& t, int64_t d) { return t.to(at::kFloat).view({B, T, H, d}).transpose(1, 2); };
+    at::Tensor gla_state;
+    at::Tensor& st = slots ? (*slots)[kGlaState] : gla_state;
+    at::Tensor o = recurrent::gated_linear_attention(heads(q, K), heads(k, K), heads(i, V), heads(g, K),
+                                                     1.0 / std::sqrt(static_cast<double>(K)), st);
+    o = o.transpose(1, 2).reshape({B, T, H * V}).to(cd);  // chunk_gla writes v's dtype
+    o = foxeval::rms_norm(o, w.g_norm, cfg_.eps, cd);
+    return foxeval::linear(o, w.o_proj);
+  }
+
+  void load(Checkpoint& ckpt) {
+    const int64_t D = cfg_.hidden_size, F = cfg_.forget_dim, I = cfg_.intermediate_size, Kc = cfg_.conv_size;
+    embeddings_ = loader_.fp32("model.embeddings.weight", {cfg_.vocab_size, D});
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      const std::string p = fmt::format("model.layers.{}.", l);
+      Layer w;
+      w.attn_norm = loader_.fp32(p + "attn_norm.weight", {D});
+      w.q_proj = loader_.matmul_weight(p + "attn.q_proj.weight", {F, D});
+      w.f_proj = loader_.matmul_weight(p + "attn.f_proj.weight", {F, D});
+      w.i_proj = loader_.matmul_weight(p + "attn.i_proj.weight", {D, D});
+      if (cfg_.use_short_conv) {
+        w.q_conv = loader_.fp32(p + "attn.q_conv1d.weight", {F, 1, Kc}).squeeze(1);
+        w.f_conv = loader_.fp32(p + "attn.f_conv1d.weight", {F, 1, Kc}).squeeze(1);
+        w.i_conv = loader_.fp32(p + "attn.i_conv1d.weight", {D, 1, Kc}).squeeze(1);
+      }
+      w.g_norm = cfg_.elementwise_affine ? loader_.fp32(p + "attn.g_norm.weight", {D})
+                                         : at::ones({D}, at::TensorOptions().dtype(at::kFloat).device(loader_.device));
+      w.o_proj = loader_.matmul_weight(p + "attn.o_proj.weight", {D, D});
+      w.mlp_norm = loader_.fp32(p + "mlp_norm.weight", {D});
+      w.gate_proj = loader_.matmul_weight(p + "mlp.gate_proj.weight", {2 * I, D});
+      w.down_proj = loader_.matmul_weight(p + "mlp.down_proj.weight", {D, I});
+      layers_.push_back(std::move(w));
+    }
+    if (cfg_.use_lower_bound) loader_.fp32("model.lower_bounds", {cfg_.num_layers, D});  // unused by the official forward
+    norm_ = loader_.fp32("model.norm.weight", {D});
+    lm_head_ = cfg_.tie_word_embeddings ? embeddings_.to(loader_.compute)
+                                        : loader_.matmul_weight("lm_head.weight", {cfg_.vocab_size, D});
+    info_.directory = ckpt.directory();
+    info_.model_type = ckpt.model_type();
+    info_.family = kFamily;
+    info_.hidden_size = D;
+    info_.num_layers = cfg_.num_layers;
+    info_.vocab_size = cfg_.vocab_size;
+    info_.num_parameters = ckpt.taken_parameters();
+    info_.settings = {{"num_heads", std::to_string(cfg_.num_heads)},
+                      {"expand_ratio", std::to_string(cfg_.expand_ratio)},
+                      {"intermediate_size", std::to_string(I)},
+                      {"use_short_conv", cfg_.use_short_conv ? "true" : "false"},
+                      {"use_lower_bound", cfg_.use_lower_bound ? "true (loaded, unused as in the official forward)" : "false"}};
+  }
+
+  Hgrn2Config cfg_;
+  RunOptions options_;
+  Loader loader_;
+  ModelInfo info_;
+  at::Tensor embeddings_, norm_, lm_head_;
+  std::vector<Layer> layers_;
+};
+
+}  // namespace
+
+std::unique_ptr<CausalLM> make_hgrn2(Checkpoint& checkpoint, const RunOptions& options) {
+  return std::make_unique<Hgrn2Model>(checkpoint, options);
+}
+
+}  // namespace foxeval

@@ -1,0 +1,219 @@
+// Mamba-2 (Dao & Gu, 2024) as the FoX paper's baseline. Per layer:
+//   h = RMSNorm(x);  [z | xBC | dt] = in_proj(h);  xBC = silu(causal_conv(xBC))
+//   [x | B | C] = xBC;  dt = max(softplus(dt + dt_bias), time_step_min);  A = -exp(A_log)
+//   S_t = exp(dt_t A) S_{t-1} + dt_t x_t B_t^T;  y_t = S_t C_t + D x_t        (per head)
+//   x += out_proj(RMSNorm(y * silu(z)))
+// Numerics as the official torch path under bf16 autocast: in_proj/conv/out_proj in bf16, the
+// scan, dt and the gated norm in fp32. (The mamba_ssm CUDA path would not clamp dt; the
+// official fixtures were made by the torch path, and match it to 5e-7.)
+#include "models/mamba2/mamba2_model.h"
+
+#include <ATen/Functions.h>
+#include <ATen/TensorOperators.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "data/errors.h"
+#include "models/layers.h"
+#include "models/recurrent_ops.h"
+
+namespace foxeval {
+namespace {
+
+const char* kFamily = "Mamba-2";
+constexpr int64_t kSegment = 4096;  // prefill runs through all layers this many tokens at a time
+
+struct Mamba2Config {
+  int64_t hidden_size, num_layers, vocab_size, num_heads, head_dim, state_size, n_groups, conv_kernel;
+  int64_t intermediate_size, conv_dim, chunk_size;
+  double eps, time_step_min;
+  bool use_bias, use_conv_bias, tie_word_embeddings;
+
+  static Mamba2Config parse(const Config& c) {
+    Mamba2Config m;
+    m.hidden_size = c.get_int("hidden_size");
+    m.num_layers = c.get_int("num_hidden_layers");
+    m.vocab_size = c.get_int("vocab_size");
+    m.num_heads = c.get_int("num_heads");
+    m.head_dim = c.get_int("head_dim");
+    m.state_size = c.get_int("state_size");
+    m.n_groups = c.get_int("n_groups", 8);  // the official default
+    if (m.n_groups != 1) c.fail("n_groups", fmt::format("= {}: the official Mamba-2 code supports only 1", m.n_groups));
+    m.conv_kernel = c.get_int("conv_kernel", 4);
+    if (m.conv_kernel < 1) c.fail("conv_kernel", "must be positive");
+    const double expand = c.get_double("expand", 2.0);
+    const double inter = expand * static_cast<double>(m.hidden_size);
+    m.intermediate_size = static_cast<int64_t>(inter);
+    if (static_cast<double>(m.intermediate_size) != inter || m.num_heads * m.head_dim != m.intermediate_size)
+      c.fail("expand", fmt::format("* hidden_size = {} must equal num_heads * head_dim = {}", inter,
+                                   m.num_heads * m.head_dim));
+    m.conv_dim = m.intermediate_size + 2 * m.n_groups * m.state_size;
+    m.eps = c.get_double("layer_norm_epsilon", 1e-5);
+    m.time_step_min = c.get_double("time_step_min", 0.001);
+    m.use_bias = c.get_bool("use_bias", false);
+    m.use_conv_bias = c.get_bool("use_conv_bias", true);
+    m.tie_word_embeddings = c.get_bool("tie_word_embeddings", false);
+    // The SSD chunk length of the official scan: numerically irrelevant here (foxeval chunks
+    // its own exact scan), read for validation only.
+    m.chunk_size = c.get_int("chunk_size", 256);
+    if (m.chunk_size <= 0) c.fail("chunk_size", "must be positive");
+    const std::string act = c.get_string("hidden_act", "silu");
+    if (act != "silu" && act != "swish") c.fail("hidden_act", fmt::format("= \"{}\": only silu is supported", act));
+    if (!c.get_bool("rms_norm", true)) c.fail("rms_norm", "= false is not supported (the official code always uses RMSNorm)");
+    // time_step_limit is not applied by the official torch path; accept only the default (0, inf).
+    if (c.has("time_step_limit")) {
+      const auto& lim = c.json().at("time_step_limit");
+      auto is_inf = [](const nlohmann::json& v) {
+        if (v.is_number()) return std::isinf(v.get<double>());
+        if (v.is_object() && v.contains("__float__")) return v.at("__float__") == "Infinity";
+        if (v.is_string()) return v.get<std::string>() == "Infinity" || v.get<std::string>() == "inf";
+        return false;
+      };
+      if (!lim.is_array() || lim.size() != 2 || !lim[0].is_number() || lim[0].get<double>() != 0.0 || !is_inf(lim[1]))
+        c.fail("time_step_limit", fmt::format("= {}: only the default (0.0, inf) is supported", lim.dump()));
+    }
+    return m;
+  }
+};
+
+struct Layer {
+  at::Tensor norm;                  // fp32 [D]
+  at::Tensor in_proj, in_proj_bias;  // compute dtype
+  at::Tensor conv_weight, conv_bias;  // fp32 [conv_dim, K], [conv_dim] (bf16-rounded in bf16 mode)
+  at::Tensor dt_bias, A, D;         // fp32 [H]; A = -exp(A_log)
+  at::Tensor gated_norm;            // fp32 [E]
+  at::Tensor out_proj, out_proj_bias;
+};
+
+enum Slot { kConvState = 0, kSsmState = 1, kSlots = 2 };
+
+class Mamba2Model : public CausalLM {
+ public:
+  Mamba2Model(Checkpoint& ckpt, const RunOptions& options)
+      : cfg_(Mamba2Config::parse(ckpt.config())), options_(options), loader_(make_loader(ckpt, options)) {
+    load(ckpt);
+  }
+
+  const ModelInfo& info() const override { return info_; }
+  const RunOptions& options() const override { return options_; }
+  const at::Tensor& lm_head() const override { return lm_head_; }
+
+  std::unique_ptr<DecodeState> new_state(int64_t batch, const at::Tensor& seq_start) override {
+    at::Tensor start = seq_start.defined() ? seq_start.to(loader_.device, at::kLong) : at::Tensor();
+    return std::make_unique<recurrent::RecurrentState>(kFamily, batch, start, cfg_.num_layers, kSlots);
+  }
+
+  at::Tensor forward(const at::Tensor& input_ids, DecodeState* base) override {
+    recurrent::RecurrentState* state = recurrent::as_recurrent_state(base, kFamily, input_ids.size(0));
+    at::Tensor ids = input_ids.to(loader_.device, at::kLong);
+    return recurrent::forward_in_segments(
+        ids, state, cfg_.hidden_size, kSegment, [&] { return new_state(ids.size(0), at::Tensor()); },
+        [&](const at::Tensor& part, recurrent::RecurrentState* st) { return forward_segment(part, st); });
+  }
+
+ private:
+  at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) {
+    const int64_t offset = state ? state->consumed : 0;
+    at::Tensor real = state ? recurrent::real_token_mask(state->seq_start, offset, ids.size(1), loader_.device) : at::Tensor();
+    at::Tensor x = at::embedding(embeddings_, ids);  // fp32 residual stream
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      std::vector<at::Tensor>* slots = state ? &state->layers[l] : nullptr;
+      x = x + mixer(layers_[l], foxeval::rms_norm(x, layers_[l].norm, cfg_.eps, at::kFloat), real, slots).to(at::kFloat);
+    }
+    if (state) state->consumed += ids.size(1);
+    return foxeval::rms_norm(x, norm_f_, cfg_.eps, at::kFloat);
+  }
+
+  at::Tensor mixer(const Layer& w, const at::Tensor& h_in, const at::Tensor& real, std::vector<at::Tensor>* slots) {
+    const int64_t B = h_in.size(0), T = h_in.size(1), E = cfg_.intermediate_size, N = cfg_.state_size;
+    const int64_t H = cfg_.num_heads, P = cfg_.head_dim;
+    const at::ScalarType cd = loader_.compute;
+    // Padding: the official code zeroes the mixer input at padded positions; zeroing the conv
+    // input and x as well makes them exactly absent (as if the row started later).
+    at::Tensor h = recurrent::zero_padding(h_in, real);
+    at::Tensor proj = w.in_proj_bias.defined() ? foxeval::linear(h, w.in_proj, w.in_proj_bias) : foxeval::linear(h, w.in_proj);
+    at::Tensor z = proj.narrow(-1, 0, E);
+    at::Tensor xbc = recurrent::zero_padding(proj.narrow(-1, E, cfg_.conv_dim), real);
+    at::Tensor dt_raw = proj.narrow(-1, E + cfg_.conv_dim, H);
+    at::Tensor conv_state;
+    at::Tensor* conv_slot = slots ? &(*slots)[kConvState] : &conv_state;
+    at::Tensor conv = recurrent::causal_conv1d(xbc, w.conv_weight, w.conv_bias, conv_slot);
+    // autocast: the conv output is bf16, silu reads and writes bf16; the scan reads .float().
+    conv = recurrent::round_to(at::silu(recurrent::round_to(conv, cd)), cd);
+    at::Tensor xs = recurrent::zero_padding(conv.narrow(-1, 0, E), real).view({B, T, H, P});
+    at::Tensor Bm = conv.narrow(-1, E, N).unsqueeze(1).expand({B, H, T, N});
+    at::Tensor Cm = conv.narrow(-1, E + N, N).unsqueeze(1).expand({B, H, T, N});
+    at::Tensor dt = at::softplus(dt_raw.to(at::kFloat) + w.dt_bias).clamp_min(cfg_.time_step_min);  // [B,T,H]
+    at::Tensor v = (xs * dt.unsqueeze(-1)).permute({0, 2, 1, 3});                                      // [B,H,T,P]
+    at::Tensor g = (dt * w.A).permute({0, 2, 1}).unsqueeze(-1);                                       // [B,H,T,1]
+    at::Tensor ssm_state;
+    at::Tensor& ssm = slots ? (*slots)[kSsmState] : ssm_state;
+    at::Tensor y = recurrent::gated_linear_attention(Cm, Bm, v, g, 1.0, ssm);  // [B,H,T,P]
+    y = (y.permute({0, 2, 1, 3}) + xs * w.D.view({H, 1})).reshape({B, T, E});
+    // mamba_ssm RMSNormGated(norm_before_gate=False): RMSNorm(y * silu(z)) in fp32.
+    at::Tensor gated = y * at::silu(z.to(at::kFloat));
+    at::Tensor normed = foxeval::group_rms_norm(gated, w.gated_norm, cfg_.n_groups, cfg_.eps, at::kFloat);
+    return w.out_proj_bias.defined() ? foxeval::linear(normed, w.out_proj, w.out_proj_bias) : foxeval::linear(normed, w.out_proj);
+  }
+
+  void load(Checkpoint& ckpt) {
+    const int64_t D = cfg_.hidden_size, E = cfg_.intermediate_size, H = cfg_.num_heads, K = cfg_.conv_kernel;
+    const int64_t proj = E + cfg_.conv_dim + H;
+    // The official load hook renames "embedding." to "embeddings.".
+    const std::string emb = ckpt.contains("backbone.embedding.weight") ? "backbone.embedding.weight"
+                                                                        : "backbone.embeddings.weight";
+    embeddings_ = loader_.fp32(emb, {cfg_.vocab_size, D});
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      const std::string p = fmt::format("backbone.layers.{}.", l);
+      Layer w;
+      w.norm = loader_.fp32(p + "norm.weight", {D});
+      w.in_proj = loader_.matmul_weight(p + "mixer.in_proj.weight", {proj, D});
+      if (cfg_.use_bias) w.in_proj_bias = loader_.matmul_weight(p + "mixer.in_proj.bias", {proj});
+      // autocast runs the conv in bf16: its weights are rounded to bf16, the sum is fp32.
+      w.conv_weight =
+          recurrent::round_to(loader_.fp32(p + "mixer.conv1d.weight", {cfg_.conv_dim, 1, K}).squeeze(1), loader_.compute);
+      if (cfg_.use_conv_bias)
+        w.conv_bias = recurrent::round_to(loader_.fp32(p + "mixer.conv1d.bias", {cfg_.conv_dim}), loader_.compute);
+      w.dt_bias = loader_.fp32(p + "mixer.dt_bias", {H});
+      w.A = -loader_.fp32(p + "mixer.A_log", {H}).exp();
+      w.D = loader_.fp32(p + "mixer.D", {H});
+      w.gated_norm = loader_.fp32(p + "mixer.norm.weight", {E});
+      w.out_proj = loader_.matmul_weight(p + "mixer.out_proj.weight", {D, E});
+      if (cfg_.use_bias) w.out_proj_bias = loader_.matmul_weight(p + "mixer.out_proj.bias", {D});
+      layers_.push_back(std::move(w));
+    }
+    norm_f_ = loader_.fp32("backbone.norm_f.weight", {D});
+    lm_head_ = cfg_.tie_word_embeddings ? embeddings_.to(loader_.compute)
+                                        : loader_.matmul_weight("lm_head.weight", {cfg_.vocab_size, D});
+    info_.directory = ckpt.directory();
+    info_.model_type = ckpt.model_type();
+    info_.family = kFamily;
+    info_.hidden_size = D;
+    info_.num_layers = cfg_.num_layers;
+    info_.vocab_size = cfg_.vocab_size;
+    info_.num_parameters = ckpt.taken_parameters();
+    info_.settings = {{"num_heads", std::to_string(H)},
+                      {"head_dim", std::to_string(cfg_.head_dim)},
+                      {"state_size", std::to_string(cfg_.state_size)},
+                      {"n_groups", std::to_string(cfg_.n_groups)},
+                      {"conv_kernel", std::to_string(K)},
+                      {"intermediate_size", std::to_string(E)},
+                      {"time_step_min", fmt::format("{}", cfg_.time_step_min)}};
+  }
+
+  Mamba2Config cfg_;
+  RunOptions options_;
+  Loader loader_;
+  ModelInfo info_;
+  at::Tensor embeddings_, norm_f_, lm_head_;
+  std::vector<Layer> layers_;
+};
+
+}  // namespace
+
+std::unique_ptr<CausalLM> make_mamba2(Checkpoint& checkpoint, const RunOptions& options) {
+  return std::make_unique<Mamba2Model>(checkpoint, options);
+}
+
+}  // namespace foxeval

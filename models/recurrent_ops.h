@@ -1,0 +1,88 @@
+// Sequence operators shared by the recurrent baselines (Mamba-2, HGRN2, DeltaNet).
+//
+// Each operator has a chunked (parallel) form for prefill, exact in fp32 and bounded in memory
+// (chunks of `chunk` tokens, the recurrent state carried between them, never a T x T matrix),
+// and continues from / updates a state, so a prefill followed by single steps equals one
+// prefill of the whole sequence. Inputs and states are fp32; callers round inputs to bf16
+// first where the official kernels read bf16.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+
+namespace foxeval {
+namespace recurrent {
+
+// The decoding state of a recurrent family: per layer a few tensors (conv histories,
+// the recurrent state), the rows' left padding and the tokens consumed.
+class RecurrentState : public DecodeState {
+ public:
+  RecurrentState(std::string family, int64_t batch, at::Tensor seq_start, int64_t layers, int64_t slots)
+      : family(std::move(family)), batch(batch), seq_start(std::move(seq_start)),
+        layers(layers, std::vector<at::Tensor>(slots)) {}
+  int64_t batch_size() const override { return batch; }
+  int64_t length() const override { return consumed; }
+
+  std::string family;
+  int64_t batch;
+  at::Tensor seq_start;  // [B] int64 on the device, or undefined
+  std::vector<std::vector<at::Tensor>> layers;
+  int64_t consumed = 0;
+};
+
+// `state` as a RecurrentState of `family` for `batch` rows (nullptr for nullptr); throws otherwise.
+RecurrentState* as_recurrent_state(DecodeState* state, const std::string& family, int64_t batch);
+
+// Prefill of ids [B, T] through all layers `segment` tokens at a time, carrying the recurrent
+// state between segments (a scratch state when `state` is null), so memory does not grow with T.
+// `run(ids_part, state)` returns [B, T_part, hidden] fp32. Returns [B, T, hidden] fp32.
+at::Tensor forward_in_segments(const at::Tensor& ids, RecurrentState* state, int64_t hidden, int64_t segment,
+                               const std::function<std::unique_ptr<DecodeState>()>& make_state,
+                               const std::function<at::Tensor(const at::Tensor&, RecurrentState*)>& run);
+
+// SwiGLU MLP of the fla models: down(silu(gate) * up) with [gate | up] = gate_proj(x); the
+// product in fp32, rounded to the compute dtype as fla's swiglu_linear. Returns compute dtype.
+at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_proj, const at::Tensor& down_proj);
+
+// Real-token mask [B, T] (bool, true = real) for positions offset..offset+T-1 of rows whose first
+// seq_start[b] positions are left padding; undefined when no position in the window is padding.
+at::Tensor real_token_mask(const at::Tensor& seq_start, int64_t offset, int64_t T, const at::Device& device);
+
+// Zeroes the padded positions of x [B, T, ...] (no-op for an undefined mask).
+at::Tensor zero_padding(const at::Tensor& x, const at::Tensor& real_mask);
+
+// Depthwise causal convolution over time, as nn.Conv1d(groups=C, padding=K-1)[:T] with the
+// history taken from `state`:
+//   out[t, c] = bias[c] + sum_j weight[c, j] * x[t - K + 1 + j, c]
+// x [B, T, C] (any float dtype; computed in fp32), weight [C, K] fp32, bias [C] fp32 or undefined.
+// state [B, K-1, C] fp32: the last K-1 inputs before x (zeros when undefined); when `state` is
+// not null it is replaced by the last K-1 inputs including x. Returns fp32 [B, T, C].
+at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state);
+
+// Gated linear attention (GLA / HGRN2; Mamba-2's SSD with a scalar gate):
+//   S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T,   o_t = scale * S_t^T q_t
+// q, k [B, H, T, K]; v [B, H, T, V]; g [B, H, T, K] (a log decay per key dimension) or
+// [B, H, T, 1] (one per head and step); all fp32, g <= 0. `state` [B, H, K, V] fp32 is the
+// initial state (zeros when undefined) and is replaced by the final one. Returns fp32 [B, H, T, V].
+at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
+                                  double scale, at::Tensor& state, int64_t chunk = 64);
+
+// The delta rule (DeltaNet):
+//   S_t = S_{t-1} + beta_t k_t (v_t - S_{t-1}^T k_t)^T,   o_t = scale * S_t^T q_t
+// q, k [B, H, T, K]; v [B, H, T, V]; beta [B, H, T]; fp32. Chunked with the WY representation
+// (a unit-lower-triangular solve per chunk). `state` [B, H, K, V] as above.
+at::Tensor delta_rule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
+                      double scale, at::Tensor& state, int64_t chunk = 64);
+
+// Rounds x to `dtype` and back to fp32 (the bf16 rounding points of the official kernels;
+// a no-op for fp32).
+at::Tensor round_to(const at::Tensor& x, at::ScalarType dtype);
+
+}  // namespace recurrent
+}  // namespace foxeval
