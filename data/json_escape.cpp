@@ -1,0 +1,228 @@
+// JSON escaping as Python's json module does it; see json_escape.h for the exact contract.
+#include "data/json_escape.h"
+
+#include <string>
+#include <vector>
+
+#include "data/errors.h"
+#include "data/utf8.h"
+
+namespace foxeval {
+namespace {
+
+const char kHex[] = "0123456789abcdef";
+
+void append_u16(std::string& out, unsigned v) {
+  out += "\\u";
+  out.push_back(kHex[(v >> 12) & 0xF]);
+  out.push_back(kHex[(v >> 8) & 0xF]);
+  out.push_back(kHex[(v >> 4) & 0xF]);
+  out.push_back(kHex[v & 0xF]);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Reads `n` hex digits at s[i..]; -1 when one is missing or not hex.
+long read_hex(std::string_view s, std::size_t i, int n) {
+  if (i + n > s.size()) return -1;
+  long v = 0;
+  for (int k = 0; k < n; ++k) {
+    const int h = hex_value(s[i + k]);
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
+// Code points (possibly with surrogates, as a Python str may hold) to UTF-8: a high surrogate
+// directly followed by a low one is joined, any other surrogate becomes U+FFFD.
+std::string to_utf8(const std::u32string& cps) {
+  std::string out;
+  out.reserve(cps.size());
+  for (std::size_t i = 0; i < cps.size(); ++i) {
+    char32_t c = cps[i];
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < cps.size() && cps[i + 1] >= 0xDC00 &&
+        cps[i + 1] <= 0xDFFF) {
+      c = 0x10000 + ((c - 0xD800) << 10) + (cps[i + 1] - 0xDC00);
+      ++i;
+    }
+    utf8::append(out, c);  // lone surrogates -> U+FFFD there
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + s.size() / 8 + 8);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F) {  // printable ASCII: the common case, copied as is
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      switch (c) {
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default: append_u16(out, c);  // other controls and DEL
+      }
+      ++i;
+      continue;
+    }
+    char32_t cp;
+    std::size_t bad;
+    const std::size_t n = utf8::decode_one(s, i, &cp, &bad);
+    if (n == 0) throw Error("text is not valid UTF-8 (byte offset " + std::to_string(i) + ")");
+    if (cp >= 0x10000) {  // UTF-16 surrogate pair, as json.dumps writes astral characters
+      const char32_t v = cp - 0x10000;
+      append_u16(out, 0xD800 + (v >> 10));
+      append_u16(out, 0xDC00 + (v & 0x3FF));
+    } else {
+      append_u16(out, cp);
+    }
+    i += n;
+  }
+  return out;
+}
+
+// Mirrors CPython's C scanstring with strict=True on the string body.
+bool json_unescape_strict(std::string_view s, std::string* out) {
+  std::u32string cps;
+  cps.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c < 0x20) return false;  // "Extra data" / "Invalid control character"
+    if (c >= 0x80) {
+      char32_t cp;
+      std::size_t bad;
+      const std::size_t n = utf8::decode_one(s, i, &cp, &bad);
+      if (n == 0) return false;
+      cps.push_back(cp);
+      i += n;
+      continue;
+    }
+    if (c != '\\') {
+      cps.push_back(c);
+      ++i;
+      continue;
+    }
+    if (i + 1 >= s.size()) return false;  // the backslash would escape the closing quote
+    const char e = s[i + 1];
+    i += 2;
+    switch (e) {
+      case '"': cps.push_back('"'); break;
+      case '\\': cps.push_back('\\'); break;
+      case '/': cps.push_back('/'); break;
+      case 'b': cps.push_back('\b'); break;
+      case 'f': cps.push_back('\f'); break;
+      case 'n': cps.push_back('\n'); break;
+      case 'r': cps.push_back('\r'); break;
+      case 't': cps.push_back('\t'); break;
+      case 'u': {
+        const long v = read_hex(s, i, 4);
+        if (v < 0) return false;
+        i += 4;
+        cps.push_back(static_cast<char32_t>(v));  // surrogates joined by to_utf8
+        break;
+      }
+      default: return false;  // "Invalid \\escape"
+    }
+  }
+  *out = to_utf8(cps);
+  return true;
+}
+
+// Mirrors CPython's _PyUnicode_DecodeUnicodeEscapeInternal with errors="ignore": a bad escape is
+// skipped up to the character that made it bad, and decoding resumes there.
+std::string unicode_escape_decode(std::string_view s) {
+  std::u32string cps;
+  cps.reserve(s.size());
+  std::size_t i = 0;
+  const std::size_t end = s.size();
+  while (i < end) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c != '\\') {
+      cps.push_back(c);  // every other byte is read as Latin-1
+      ++i;
+      continue;
+    }
+    if (i + 1 >= end) break;  // "\ at end of string": ignored
+    const char e = s[i + 1];
+    i += 2;
+    switch (e) {
+      case '\n': break;  // line continuation
+      case '\\': cps.push_back('\\'); break;
+      case '\'': cps.push_back('\''); break;
+      case '"': cps.push_back('"'); break;
+      case 'b': cps.push_back('\b'); break;
+      case 'f': cps.push_back('\f'); break;
+      case 't': cps.push_back('\t'); break;
+      case 'n': cps.push_back('\n'); break;
+      case 'r': cps.push_back('\r'); break;
+      case 'v': cps.push_back('\v'); break;
+      case 'a': cps.push_back('\a'); break;
+      case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+        char32_t v = static_cast<char32_t>(e - '0');
+        for (int k = 0; k < 2 && i < end && s[i] >= '0' && s[i] <= '7'; ++k, ++i)
+          v = (v << 3) + static_cast<char32_t>(s[i] - '0');
+        cps.push_back(v);
+        break;
+      }
+      case 'x': case 'u': case 'U': {
+        const int count = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+        unsigned long v = 0;
+        int k = 0;
+        for (; k < count && i < end; ++k, ++i) {
+          const int h = hex_value(s[i]);
+          if (h < 0) break;
+          v = v * 16 + static_cast<unsigned long>(h);
+        }
+        // Complete and in range: emit. Otherwise the escape so far is dropped and decoding
+        // resumes at the offending character (already where i points).
+        if (k == count && v <= 0x10FFFF) cps.push_back(static_cast<char32_t>(v));
+        break;
+      }
+      case 'N': {
+        // \N{name}: unknown names (all of them, here) are skipped through the closing brace;
+        // a missing brace drops the rest of the text, as CPython's "incomplete" path does.
+        if (i >= end) break;
+        if (s[i] != '{') break;
+        const std::size_t close = s.find('}', i + 1);
+        if (close == std::string_view::npos) {
+          i = end;
+        } else if (close == i + 1) {
+          i = close;  // "\N{}": the error stops before '}', which is then copied
+        } else {
+          i = close + 1;
+        }
+        break;
+      }
+      default:  // unknown escape: kept verbatim, backslash included
+        cps.push_back('\\');
+        cps.push_back(static_cast<unsigned char>(e));
+    }
+  }
+  return to_utf8(cps);
+}
+
+std::string json_unescape(std::string_view text) {
+  std::string out;
+  if (json_unescape_strict(text, &out)) return out;
+  return unicode_escape_decode(text);
+}
+
+}  // namespace foxeval

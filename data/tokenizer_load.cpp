@@ -1,0 +1,194 @@
+// Loading GPT-2 BPE files (vocab.json/encoder.json + merges.txt/vocab.bpe) into
+// Gpt2Tokenizer::Impl, with tiktoken's reading of them (tiktoken/load.py,
+// data_gym_to_mergeable_bpe_ranks): a merge's rank is its line, and any two adjacent parts whose
+// concatenation is a merge result may merge, at that result's rank.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "data/errors.h"
+#include "data/tokenizer.h"
+#include "data/tokenizer_impl.h"
+#include "data/utf8.h"
+
+namespace foxeval {
+namespace fs = std::filesystem;
+namespace {
+
+// GPT-2's byte <-> printable character table (bytes_to_unicode in the GPT-2 release):
+// printable Latin-1 bytes map to themselves, the other 68 bytes to U+0100.. in byte order.
+std::vector<int> unicode_to_byte_table() {
+  std::vector<int> table(512, -1);
+  int extra = 0;
+  for (int b = 0; b < 256; ++b) {
+    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+    table[printable ? b : 256 + extra++] = b;
+  }
+  return table;
+}
+
+// A vocab key or merge half (byte-level characters) back to raw bytes; throws naming `where`.
+std::string to_bytes(std::string_view s, const std::vector<int>& table, const std::string& where) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    char32_t cp;
+    std::size_t bad;
+    const std::size_t n = utf8::decode_one(s, i, &cp, &bad);
+    if (n == 0 || cp >= table.size() || table[cp] < 0)
+      throw Error(where + ": token '" + std::string(s) + "' is not GPT-2 byte-level text");
+    out.push_back(static_cast<char>(table[cp]));
+    i += n;
+  }
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open tokenizer file " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+}  // namespace
+
+std::string Gpt2Tokenizer::bundled_dir() {
+  if (const char* env = std::getenv("FOXEVAL_GPT2_DIR"); env && *env) return env;
+  std::vector<fs::path> candidates;
+#ifdef FOXEVAL_DATA_DIR
+  candidates.push_back(fs::path(FOXEVAL_DATA_DIR) / "gpt2");
+#endif
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path() / ".." / "data" / "gpt2");
+  for (const fs::path& c : candidates)
+    if (is_file(c / "encoder.json")) return c.lexically_normal().string();
+  std::string tried;
+  for (const fs::path& c : candidates) tried += " " + c.string();
+  throw Error("bundled GPT-2 tokenizer files (encoder.json, vocab.bpe) not found; tried" + tried +
+              "; set FOXEVAL_GPT2_DIR or pass the model directory");
+}
+
+Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& model_dir) {
+  if (!model_dir.empty()) {
+    const fs::path dir(model_dir);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw Error("model directory " + model_dir + " does not exist");
+    const bool has_vocab = is_file(dir / "vocab.json"), has_merges = is_file(dir / "merges.txt");
+    if (has_vocab && has_merges)
+      return load_files((dir / "vocab.json").string(), (dir / "merges.txt").string());
+    if (has_vocab || has_merges)
+      throw Error(model_dir + " has " + (has_vocab ? "vocab.json but no merges.txt" :
+                                                     "merges.txt but no vocab.json"));
+  }
+  const fs::path dir(bundled_dir());
+  return load_files((dir / "encoder.json").string(), (dir / "vocab.bpe").string());
+}
+
+Gpt2Tokenizer Gpt2Tokenizer::load_files(const std::string& vocab_json,
+                                        const std::string& merges_txt) {
+  auto impl = std::make_shared<Impl>();
+  impl->vocab_path = vocab_json;
+  const std::vector<int> table = unicode_to_byte_table();
+
+  nlohmann::json vocab;
+  try {
+    vocab = nlohmann::json::parse(read_file(vocab_json));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(vocab_json + ": not valid JSON: " + e.what());
+  }
+  if (!vocab.is_object() || vocab.empty()) throw Error(vocab_json + ": expected a JSON object");
+  impl->id_bytes.assign(vocab.size(), std::string());
+  std::vector<char> seen(vocab.size(), 0);
+  std::unordered_map<std::string, int32_t> by_bytes;  // every token, specials included
+  for (const auto& [key, value] : vocab.items()) {
+    if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
+        value.get<int64_t>() >= static_cast<int64_t>(vocab.size()))
+      throw Error(vocab_json + ": id of '" + key + "' is not an integer in [0, " +
+                  std::to_string(vocab.size()) + ")");
+    const auto id = value.get<int32_t>();
+    if (seen[id]) throw Error(vocab_json + ": id " + std::to_string(id) + " appears twice");
+    seen[id] = 1;
+    if (key == "<|endoftext|>") {
+      impl->eos_id = id;
+      impl->id_bytes[id] = key;
+      continue;
+    }
+    impl->id_bytes[id] = to_bytes(key, table, vocab_json);
+    by_bytes.emplace(impl->id_bytes[id], id);
+  }
+  if (impl->eos_id < 0) throw Error(vocab_json + ": no <|endoftext|> token");
+
+  // Mergeable tokens: the 256 single bytes, then each merge's result in file order (its rank).
+  std::vector<int32_t> rank_of(impl->id_bytes.size(), -1);
+  for (int b = 0; b < 256; ++b) {
+    const auto it = by_bytes.find(std::string(1, static_cast<char>(b)));
+    if (it == by_bytes.end())
+      throw Error(vocab_json + ": no token for byte " + std::to_string(b));
+    impl->byte_id[b] = it->second;
+    rank_of[it->second] = 0;
+  }
+  std::vector<int32_t> merged_ids;
+  {
+    std::istringstream in(read_file(merges_txt));
+    std::string line;
+    std::size_t lineno = 0;
+    int32_t rank = 256;
+    while (std::getline(in, line)) {
+      ++lineno;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (lineno == 1 && line.rfind("#", 0) == 0) continue;  // "#version: 0.2"
+      if (line.empty()) continue;
+      const std::size_t sp = line.find(' ');
+      if (sp == std::string::npos || line.find(' ', sp + 1) != std::string::npos)
+        throw Error(merges_txt + ":" + std::to_string(lineno) + ": expected two tokens");
+      const std::string where = merges_txt + ":" + std::to_string(lineno);
+      const std::string bytes = to_bytes(std::string_view(line).substr(0, sp), table, where) +
+                                to_bytes(std::string_view(line).substr(sp + 1), table, where);
+      const auto it = by_bytes.find(bytes);
+      if (it == by_bytes.end())
+        throw Error(where + ": merge result '" + line + "' is not in " + vocab_json);
+      if (rank_of[it->second] < 0) {
+        rank_of[it->second] = rank;
+        merged_ids.push_back(it->second);
+      }
+      ++rank;
+    }
+  }
+
+  // id_bytes is final now, so views into it stay valid.
+  impl->token_ids.reserve(256 + merged_ids.size());
+  for (int b = 0; b < 256; ++b)
+    impl->token_ids.insert(impl->id_bytes[impl->byte_id[b]], impl->byte_id[b]);
+  for (int32_t id : merged_ids) impl->token_ids.insert(impl->id_bytes[id], id);
+  // Every split of a merge result into two mergeable tokens is a pair that merges into it.
+  struct Pair {
+    int32_t l, r;
+    PairTable::Value v;
+  };
+  std::vector<Pair> found;
+  for (int32_t id : merged_ids) {
+    const std::string_view t = impl->id_bytes[id];
+    for (std::size_t k = 1; k < t.size(); ++k) {
+      const int32_t l = impl->token_ids.find(t.substr(0, k));
+      const int32_t r = impl->token_ids.find(t.substr(k));
+      if (l >= 0 && r >= 0) found.push_back(Pair{l, r, PairTable::Value{rank_of[id], id}});
+    }
+  }
+  impl->pairs.reserve(found.size());
+  for (const Pair& p : found) impl->pairs.insert(p.l, p.r, p.v);
+  return Gpt2Tokenizer(std::move(impl));
+}
+
+}  // namespace foxeval
