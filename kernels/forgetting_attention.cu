@@ -1,0 +1,263 @@
+// CUDA Forgetting Attention: host side (argument checks, dispatch, launches).
+//
+// Kernels (design and measurements in kernels/NOTES.md):
+//   fa_prefill_wgmma.cuh  Hopper wgmma prefill, the default for head dim 128 on sm_90;
+//   fa_prefill.cuh        FlashAttention-2 style mma.sync prefill, the default for head dim 64
+//                         (faster than the wgmma kernel there) and off Hopper;
+//   fa_decode.cuh         flash-decoding (split along the keys) for Tq <= kDecodeMaxTq.
+// FOXEVAL_FA_IMPL=mma|wgmma forces the prefill kernel; FOXEVAL_FA_WG_CFG=<BN>x<warpgroups>
+// tries other wgmma tiles for bf16 gated prefill (tuning only).
+//
+// Adaptive computation pruning (args.adaptive_threshold [B, H], natural-log units, off when
+// undefined): a key block (prefill, BN keys) or key (decode) is skipped when the decay bias
+// c_i - c_j is below the threshold thr for every query i of the block; the block holding the
+// diagonal is never skipped. Since log f <= 0, c is non-increasing and the skipped keys form a
+// prefix. Error bound: with the logits |scale * q_i.k_j| <= R (R = scale*max|q|*max|k|), each
+// skipped key has unnormalized weight <= exp(R + thr) while the diagonal key alone keeps
+// weight >= exp(-R), so the skipped softmax mass is eps <= N * exp(2R + thr) (N = number of
+// skipped keys <= Tk), and ||o_pruned - o||_2 <= 2 * eps * max_j ||v_j||_2. The official
+// "auto" threshold thr = -(2R + ln Tk) + tol gives eps <= exp(tol).
+#include "kernels/forgetting_attention.h"
+
+#include "kernels/fa_decode.cuh"
+#include "kernels/fa_prefill.cuh"
+#include "kernels/fa_prefill_wgmma.cuh"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/util/Exception.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace foxeval {
+
+namespace {
+
+constexpr int kDecodeMaxTq = 8;
+#ifndef FA_PREFILL_BN
+#define FA_PREFILL_BN(D) ((D) == 128 ? 32 : 64)
+#endif
+
+bool aligned16(const at::Tensor& t) {
+  if (t.stride(3) != 1) return false;
+  if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0) return false;
+  for (int i = 0; i < 3; ++i)
+    if (t.size(i) > 1 && t.stride(i) % 8 != 0) return false;
+  return true;
+}
+
+template <typename T, int D, bool GATE>
+void launch_prefill(const fa::FaParams& p, cudaStream_t stream) {
+  // 4 warps x 32 query rows (two m16 tiles per warp), 64 keys per block; 2 CTAs per SM.
+  constexpr int NW = 4, MT = 2, BM = NW * 16 * MT, BN = FA_PREFILL_BN(D);
+  constexpr int smem = (BM + 4 * BN) * D * (int)sizeof(T);
+  auto kernel = fa::fa_prefill_kernel<T, D, BM, BN, NW, MT, GATE>;
+  static bool configured = false;  // per instantiation
+  if (!configured) {
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    configured = true;
+  }
+  dim3 grid((p.Tq + BM - 1) / BM, p.H, p.B);
+  kernel<<<grid, NW * 32, smem, stream>>>(p);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Hopper path: NWG warpgroups x 64 query rows, wgmma for both products.
+template <typename T, int D, int BN, int NWG, bool GATE>
+void launch_prefill_wgmma_cfg(const fa::FaParams& p, cudaStream_t stream) {
+  constexpr int BM = NWG * 64;
+  constexpr int smem = (BM + 6 * BN) * D * (int)sizeof(T) + 1024;
+  auto kernel = fa::fa_prefill_wgmma_kernel<T, D, BN, NWG, GATE>;
+  static bool configured = false;
+  if (!configured) {
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    configured = true;
+  }
+  dim3 grid((p.Tq + BM - 1) / BM, p.H, p.B);
+  kernel<<<grid, NWG * 128, smem, stream>>>(p);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// FOXEVAL_FA_WG_CFG=<BN>x<NWG> tries another tile for bf16 gated prefill (tuning only).
+std::string wg_cfg() {
+  static const std::string cfg = [] {
+    const char* e = std::getenv("FOXEVAL_FA_WG_CFG");
+    return std::string(e ? e : "");
+  }();
+  return cfg;
+}
+
+template <typename T, int D, bool GATE>
+void launch_prefill_wgmma(const fa::FaParams& p, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && GATE) {
+    const std::string cfg = wg_cfg();
+    if constexpr (D == 64) {
+      if (cfg == "64x2") return launch_prefill_wgmma_cfg<T, D, 64, 2, GATE>(p, stream);
+      if (cfg == "64x1") return launch_prefill_wgmma_cfg<T, D, 64, 1, GATE>(p, stream);
+      if (cfg == "128x1") return launch_prefill_wgmma_cfg<T, D, 128, 1, GATE>(p, stream);
+    } else {
+      if (cfg == "64x3") return launch_prefill_wgmma_cfg<T, D, 64, 3, GATE>(p, stream);
+      if (cfg == "64x2") return launch_prefill_wgmma_cfg<T, D, 64, 2, GATE>(p, stream);
+      if (cfg == "64x1") return launch_prefill_wgmma_cfg<T, D, 64, 1, GATE>(p, stream);
+    }
+  }
+  // Defaults: 2 warpgroups x 64 query rows, 128-key blocks (the fastest measured for head
+  // dim 128; head dim 64 uses the mma.sync kernel by default).
+  launch_prefill_wgmma_cfg<T, D, 128, 2, GATE>(p, stream);
+}
+
+// Prefill kernel choice. Default on sm_90: wgmma for head dim 128 (faster than SDPA flash
+// there), mma.sync for head dim 64 (the wgmma kernel is slower there, see kernels/NOTES.md).
+// FOXEVAL_FA_IMPL=mma|wgmma forces one (tuning and tests).
+bool use_wgmma(int D) {
+  static const int choice = [] {
+    const char* e = std::getenv("FOXEVAL_FA_IMPL");
+    if (e && std::strcmp(e, "mma") == 0) return 0;
+    if (e && std::strcmp(e, "wgmma") == 0) return 1;
+    return -1;
+  }();
+  const auto* prop = at::cuda::getCurrentDeviceProperties();
+  if (prop->major != 9) return false;
+  if (choice >= 0) return choice == 1;
+  return D == 128;
+}
+
+template <typename T, int D, bool GATE>
+void launch_decode(fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
+  const int rows = p.B * p.H * p.Tq;
+  const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  // Enough CTAs for ~4 per SM, each split at least 256 keys.
+  int splits = (4 * sms + rows - 1) / rows;
+  splits = std::max(1, std::min(splits, (p.Tk + 255) / 256));
+  int len = (p.Tk + splits - 1) / splits;
+  len = (len + 63) / 64 * 64;
+  splits = (p.Tk + len - 1) / len;
+  p.num_splits = splits;
+  p.split_len = len;
+  at::Tensor o_part, ml_part;
+  if (splits > 1) {
+    o_part = at::empty({(int64_t)rows * splits * D}, fopts);
+    ml_part = at::empty({(int64_t)rows * splits * 2}, fopts);
+    p.o_part = o_part.data_ptr<float>();
+    p.ml_part = ml_part.data_ptr<float>();
+  }
+  fa::fa_decode_kernel<T, D, GATE><<<dim3(rows, splits), 128, 0, stream>>>(p);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (splits > 1) {
+    fa::fa_decode_combine_kernel<T, D><<<rows, D, 0, stream>>>(p);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+template <typename T, int D>
+void dispatch(fa::FaParams& p, bool gate, bool decode, cudaStream_t stream, const at::TensorOptions& fopts) {
+  if (decode) {
+    if (gate) launch_decode<T, D, true>(p, stream, fopts);
+    else launch_decode<T, D, false>(p, stream, fopts);
+  } else {
+    if (use_wgmma(D)) {
+      if (gate) launch_prefill_wgmma<T, D, true>(p, stream);
+      else launch_prefill_wgmma<T, D, false>(p, stream);
+    } else {
+      if (gate) launch_prefill<T, D, true>(p, stream);
+      else launch_prefill<T, D, false>(p, stream);
+    }
+  }
+}
+
+}  // namespace
+
+bool forgetting_attention_cuda_supports(const AttentionArgs& a) {
+  const auto& q = a.q;
+  const auto& k = a.k;
+  const auto& v = a.v;
+  if (!q.defined() || !k.defined() || !v.defined()) return false;
+  if (!q.is_cuda() || !k.is_cuda() || !v.is_cuda()) return false;
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
+  const auto st = q.scalar_type();
+  if (st != at::kBFloat16 && st != at::kHalf) return false;
+  if (k.scalar_type() != st || v.scalar_type() != st) return false;
+  const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3);
+  const int64_t Hkv = k.size(1), Tk = k.size(2);
+  if (D != 64 && D != 128) return false;
+  if (k.size(0) != B || v.size(0) != B || v.size(1) != Hkv || v.size(2) != Tk) return false;
+  if (k.size(3) != D || v.size(3) != D) return false;
+  if (Hkv == 0 || H % Hkv != 0 || Tq > Tk || Tq == 0) return false;
+  if (Tk >= (int64_t(1) << 31) - 256) return false;
+  if (q.get_device() != k.get_device() || q.get_device() != v.get_device()) return false;
+  if (a.cum_log_fgate.defined()) {
+    const auto& c = a.cum_log_fgate;
+    if (!c.is_cuda() || c.scalar_type() != at::kFloat || c.dim() != 3) return false;
+    if (c.size(0) != B || c.size(1) != H || c.size(2) != Tk) return false;
+  }
+  if (a.seq_start.defined()) {
+    const auto& s = a.seq_start;
+    if (!s.is_cuda() || s.scalar_type() != at::kLong || s.dim() != 1 || s.size(0) != B) return false;
+  }
+  if (a.adaptive_threshold.defined()) {
+    const auto& t = a.adaptive_threshold;
+    if (!a.cum_log_fgate.defined()) return false;
+    if (!t.is_cuda() || t.scalar_type() != at::kFloat || t.dim() != 2) return false;
+    if (t.size(0) != B || t.size(1) != H) return false;
+  }
+  return true;
+}
+
+at::Tensor forgetting_attention_cuda(const AttentionArgs& a) {
+  TORCH_CHECK(forgetting_attention_cuda_supports(a), "forgetting_attention_cuda: unsupported arguments");
+  c10::cuda::CUDAGuard guard(a.q.device());
+  at::Tensor q = aligned16(a.q) ? a.q : a.q.contiguous();
+  at::Tensor k = aligned16(a.k) ? a.k : a.k.contiguous();
+  at::Tensor v = aligned16(a.v) ? a.v : a.v.contiguous();
+  const int B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3);
+  const int Hkv = k.size(1), Tk = k.size(2);
+  at::Tensor out = at::empty({B, H, Tq, D}, q.options());
+  if (B == 0 || H == 0) return out;
+
+  fa::FaParams p{};
+  p.q = q.data_ptr();
+  p.k = k.data_ptr();
+  p.v = v.data_ptr();
+  p.o = out.data_ptr();
+  p.q_sb = q.stride(0); p.q_sh = q.stride(1); p.q_st = q.stride(2);
+  p.k_sb = k.stride(0); p.k_sh = k.stride(1); p.k_st = k.stride(2);
+  p.v_sb = v.stride(0); p.v_sh = v.stride(1); p.v_st = v.stride(2);
+  at::Tensor c, ss, thr;
+  const bool gate = a.cum_log_fgate.defined();
+  if (gate) {
+    c = a.cum_log_fgate;
+    p.c = c.data_ptr<float>();
+    p.c_sb = c.stride(0); p.c_sh = c.stride(1); p.c_st = c.stride(2);
+  }
+  if (a.seq_start.defined()) {
+    ss = a.seq_start.contiguous();
+    p.seq_start = ss.data_ptr<int64_t>();
+  }
+  if (a.adaptive_threshold.defined()) {
+    thr = a.adaptive_threshold;
+    p.threshold = thr.data_ptr<float>();
+    p.thr_sb = thr.stride(0); p.thr_sh = thr.stride(1);
+  }
+  p.B = B; p.H = H; p.Hkv = Hkv; p.Tq = Tq; p.Tk = Tk;
+  const double scale = a.scale > 0.0 ? a.scale : 1.0 / std::sqrt((double)D);
+  p.scale_log2 = (float)(scale * 1.4426950408889634);
+
+  const bool decode = Tq <= kDecodeMaxTq;
+  const auto stream = at::cuda::getCurrentCUDAStream().stream();
+  const auto fopts = q.options().dtype(at::kFloat);
+  if (q.scalar_type() == at::kBFloat16) {
+    if (D == 64) dispatch<__nv_bfloat16, 64>(p, gate, decode, stream, fopts);
+    else dispatch<__nv_bfloat16, 128>(p, gate, decode, stream, fopts);
+  } else {
+    if (D == 64) dispatch<__half, 64>(p, gate, decode, stream, fopts);
+    else dispatch<__half, 128>(p, gate, decode, stream, fopts);
+  }
+  return out;
+}
+
+}  // namespace foxeval
