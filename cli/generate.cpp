@@ -1,0 +1,131 @@
+// `foxeval generate`: greedy or sampled continuations of prompts (models/generate.h).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "data/errors.h"
+#include "data/tokenizer.h"
+#include "models/generate.h"
+#include "models/registry.h"
+
+namespace foxeval {
+namespace {
+
+struct GenerateArgs {
+  std::string model, prompt, prompt_ids, prompt_file;
+  int64_t max_new_tokens = 0, batch_size = 8, prefill_chunk = 4096;
+  bool no_cache = false, json = false, no_eos = false;
+  double temperature = 0, top_p = 1.0;
+  uint64_t seed = 0;
+  std::vector<std::string> stops;
+  std::vector<int64_t> stop_ids;
+  RunOptions run;
+};
+
+// "1,2,3", "1 2 3" or "[1, 2, 3]" -> ids.
+std::vector<int64_t> parse_ids(const std::string& s) {
+  std::vector<int64_t> ids;
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == ',' || c == '[' || c == ']' || std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    size_t used = 0;
+    try {
+      ids.push_back(std::stoll(s.substr(i), &used));
+    } catch (const std::exception&) {
+      throw Error(fmt::format("--prompt-ids: not an integer at character {}: '{}'", i, s.substr(i, 12)));
+    }
+    i += used;
+  }
+  if (ids.empty()) throw Error("--prompt-ids: no ids given");
+  return ids;
+}
+
+void run_generate(const GenerateArgs& a) {
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
+  // Prompts in order: --prompt, --prompt-ids, then the lines of --prompt-file.
+  std::vector<std::vector<int64_t>> prompts;
+  if (!a.prompt.empty()) prompts.push_back(tok.encode(a.prompt, true, true));
+  if (!a.prompt_ids.empty()) prompts.push_back(parse_ids(a.prompt_ids));
+  if (!a.prompt_file.empty()) {
+    std::ifstream in(a.prompt_file, std::ios::binary);
+    if (!in) throw Error("--prompt-file: cannot open " + a.prompt_file);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      prompts.push_back(tok.encode(line, true, true));
+    }
+  }
+  if (prompts.empty()) throw Error("give a prompt: --prompt, --prompt-ids or --prompt-file");
+
+  auto model = load_model(a.model, a.run);
+  GenerateOptions o;
+  o.max_new_tokens = a.max_new_tokens;
+  o.temperature = a.temperature;
+  o.top_p = a.top_p;
+  o.seed = a.seed;
+  o.stop_strings = a.stops;
+  o.use_cache = !a.no_cache;
+  o.prefill_chunk = a.prefill_chunk;
+  if (!a.stop_ids.empty())
+    o.stop_ids = a.stop_ids;
+  else if (!a.no_eos)
+    o.stop_ids = {tok.eos_id()};
+
+  const size_t B = static_cast<size_t>(a.batch_size);
+  for (size_t start = 0; start < prompts.size(); start += B) {
+    const size_t end = std::min(prompts.size(), start + B);
+    std::vector<std::vector<int64_t>> batch(prompts.begin() + start, prompts.begin() + end);
+    o.first_index = start;  // a prompt samples the same whatever batch it falls in
+    const std::vector<Generation> out = generate(*model, batch, o, &tok);
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (a.json) {
+        nlohmann::json j = {{"prompt_ids", batch[i]},
+                            {"generated_ids", out[i].ids},
+                            {"text", out[i].text},
+                            {"stop_reason", stop_reason_name(out[i].reason)}};
+        std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      } else {
+        std::printf("%s\n", out[i].text.c_str());
+      }
+    }
+    std::fflush(stdout);
+  }
+}
+
+CommandRegistrar generate_command([](CLI::App& root) {
+  auto a = std::make_shared<GenerateArgs>();
+  CLI::App* cmd = root.add_subcommand("generate", "Greedy or sampled continuation of prompts");
+  cmd->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
+  cmd->add_option("--prompt", a->prompt, "prompt text (JSON-escaped GPT-2 BPE, BOS first, as the checkpoints were trained)");
+  cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as token ids: 1,2,3 (used as given, no BOS added)");
+  cmd->add_option("--prompt-file", a->prompt_file, "one text prompt per line, generated in batches");
+  cmd->add_option("--max-new-tokens", a->max_new_tokens, "tokens to generate per prompt")
+      ->required()->check(CLI::Range(int64_t(1), int64_t(1) << 30));
+  cmd->add_flag("--no-cache", a->no_cache, "recompute the whole prefix every step, row by row (verification)");
+  cmd->add_flag("--json", a->json, "one JSON object per prompt: prompt_ids, generated_ids, text, stop_reason");
+  cmd->add_option("--temperature", a->temperature, "0 = greedy (default); > 0 samples")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--top-p", a->top_p, "nucleus sampling mass (with --temperature > 0)")->check(CLI::Range(1e-12, 1.0));
+  cmd->add_option("--seed", a->seed, "sampling seed (deterministic given the seed)");
+  cmd->add_option("--stop", a->stops, "stop string (repeatable): the text is cut before it");
+  cmd->add_option("--stop-id", a->stop_ids, "stop token id (repeatable; replaces the default EOS 50256)");
+  cmd->add_flag("--no-eos", a->no_eos, "do not stop at EOS");
+  cmd->add_option("--batch-size", a->batch_size, "prompts per batch (left padded)")->check(CLI::PositiveNumber);
+  cmd->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward")->check(CLI::PositiveNumber);
+  cmd->add_option("--device", a->run.device, "cpu or cuda[:N]");
+  cmd->add_option("--dtype", a->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
+      ->check(CLI::IsMember({"float32", "bfloat16"}));
+  cmd->callback([a] { run_generate(*a); });
+});
+
+}  // namespace
+}  // namespace foxeval
