@@ -15,6 +15,10 @@ void print_summary(const nlohmann::json& r) {
   for (auto it = r.begin(); it != r.end(); ++it)
     if (it.key().rfind("val/loss_avg_len_", 0) == 0 || it.key().rfind("val/perplexity_len_", 0) == 0)
       std::printf("%s\t%.6f\n", it.key().c_str(), it.value().get<double>());
+  if (r.contains("peak_gpu_memory_bytes"))
+    std::printf("peak GPU memory\t%.2f GiB\n", r["peak_gpu_memory_bytes"].get<double>() / (1 << 30));
+  if (r.contains("seconds_per_document"))
+    std::printf("s/document\t%.4f\n", r["seconds_per_document"].get<double>());
   if (r.contains("tokens_per_s"))
     std::printf("documents\t%lld\ntokens/s\t%.1f\n", static_cast<long long>(r["documents"].get<int64_t>()),
                 r["tokens_per_s"].get<double>());

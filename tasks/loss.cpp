@@ -1,6 +1,7 @@
 #include "tasks/loss.h"
 
 #include <ATen/Functions.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 
 #include <atomic>
@@ -213,6 +214,12 @@ nlohmann::json run_loss(const LossSettings& s) {
     result["tokens"] = sums.documents * seq_len;
     result["elapsed_s"] = elapsed;
     result["tokens_per_s"] = elapsed > 0 ? static_cast<double>(sums.documents * seq_len) / elapsed : 0.0;
+    result["seconds_per_document"] = sums.documents > 0 ? elapsed / static_cast<double>(sums.documents) : 0.0;
+    if (device.is_cuda()) {
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
+      result["peak_gpu_memory_bytes"] =
+          stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
+    }
   }
   write_json_atomic(s.out_path, result, s.num_shards > 1 ? -1 : 1);
   std::error_code ec;
