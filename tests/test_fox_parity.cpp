@@ -8,7 +8,11 @@
 
 #include "models/engine.h"
 #include "models/registry.h"
+#include "tests/remove_tree.h"
 #include "tests/test_support.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 using namespace foxeval;
 using foxeval::test::next_token_loss;
@@ -112,4 +116,22 @@ TEST_CASE("FoX family: cached decoding equals a full pass") {
 
 TEST_CASE("FoX family: left padding is excluded exactly") {
   for (const char* n : {"fox_pro", "transformer_llama"}) check_left_padding(n);
+}
+
+// log_pruning_tolerance (adaptive computation pruning) is read and its threshold computed; on the
+// CPU the exact path prunes nothing, so logits are unchanged. The CUDA kernel's pruning bound is
+// tested in test_attention_cuda.cpp.
+TEST_CASE("FoX family: log_pruning_tolerance loads and keeps the logits") {
+  for (const char* name : {"fox_pro", "fox_llama"}) {
+    const std::string src = test::source_path(std::string("tests/fixtures/official/") + name);
+    const std::string dir = test::temp_dir("pruning");
+    std::filesystem::copy_file(src + "/model.safetensors", dir + "/model.safetensors");
+    nlohmann::json cfg = nlohmann::json::parse(std::ifstream(src + "/config.json"));
+    cfg["log_pruning_tolerance"] = -10.0;
+    std::ofstream(dir + "/config.json") << cfg.dump();
+    at::Tensor ids = load_reference(src).input_ids;
+    auto pruned = load_model(dir, RunOptions{});
+    CHECK(rel_err(logits(*pruned, ids), model_logits(src, "float32", ids)) < 1e-6);
+    test::remove_tree(dir);
+  }
 }

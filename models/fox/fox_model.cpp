@@ -207,6 +207,28 @@ class ForgettingTransformer : public CausalLM {
     return at::cat({x0 * cos - x1 * sin, x0 * sin + x1 * cos}, -1).to(x.scalar_type());
   }
 
+  // Adaptive computation pruning (config log_pruning_tolerance, as the official layer): a key
+  // block may be skipped when its decay bias c_i - c_j is below
+  //   -(2 * bound + log(Tk)) + log_pruning_tolerance,  bound >= |scale * q.k| for every pair,
+  // so the skipped softmax mass is at most Tk * exp(2 bound + threshold) <= exp(tolerance).
+  // With per-head qk-norm the bound comes from the norm weights; otherwise from the largest
+  // query and key norms. Returns [B, H] float32.
+  at::Tensor pruning_threshold(const AttentionWeights& a, const at::Tensor& q, const at::Tensor& k) {
+    const int64_t B = q.size(0), H = cfg_.num_heads, D = cfg_.head_dim, Tk = k.size(2);
+    at::Tensor bound;
+    if (cfg_.qk_norm) {
+      at::Tensor wq = a.q_norm.abs().view({H, D}).amax(-1), wk = a.k_norm.abs().view({H, D}).amax(-1);
+      bound = (wq * wk * std::sqrt(static_cast<double>(D))).view({1, H}).expand({B, H});
+    } else {
+      at::Tensor kk = k.to(at::kFloat);
+      if (cfg_.num_kv_heads != H) kk = kk.repeat_interleave(H / cfg_.num_kv_heads, 1);
+      at::Tensor max_q = at::linalg_vector_norm(q.to(at::kFloat), 2, {-1}).amax(-1);   // [B, H]
+      at::Tensor max_k = at::linalg_vector_norm(kk, 2, {-1}).amax(-1);
+      bound = max_q * max_k / std::sqrt(static_cast<double>(D));
+    }
+    return (-(2.0 * bound + std::log(static_cast<double>(Tk))) + cfg_.log_pruning_tolerance).to(at::kFloat).contiguous();
+  }
+
   at::Tensor log_fgate(const AttentionWeights& a, const at::Tensor& h) {
     const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads;
     if (cfg_.fgate_type == "full") return at::log_sigmoid(foxeval::linear(h, a.fgate_weight, a.fgate_bias).to(at::kFloat));
@@ -253,6 +275,8 @@ class ForgettingTransformer : public CausalLM {
     if (cfg_.fgate_type == "none") args.cum_log_fgate = at::Tensor();  // plain causal attention
     args.seq_start = seq_start;
     args.scale = 1.0 / std::sqrt(static_cast<double>(D));
+    if (cfg_.has_log_pruning_tolerance && cfg_.fgate_type != "none")
+      args.adaptive_threshold = pruning_threshold(a, args.q, args.k);
     at::Tensor o = forgetting_attention(args).transpose(1, 2).reshape({B, T, H * D});
     (void)offset;
 
