@@ -17,6 +17,7 @@ void print_summary(const nlohmann::json& r) {
       std::printf("%s\t%.6f\n", it.key().c_str(), it.value().get<double>());
   if (r.contains("peak_gpu_memory_bytes"))
     std::printf("peak GPU memory\t%.2f GiB\n", r["peak_gpu_memory_bytes"].get<double>() / (1 << 30));
+  if (r.contains("data_wait_s")) std::printf("waiting for data\t%.3f s\n", r["data_wait_s"].get<double>());
   if (r.contains("seconds_per_document"))
     std::printf("s/document\t%.4f\n", r["seconds_per_document"].get<double>());
   if (r.contains("tokens_per_s"))

@@ -159,6 +159,7 @@ nlohmann::json run_loss(const LossSettings& s) {
   Prefetcher prefetch(*rows, todo, 4);
   auto last_save = std::chrono::steady_clock::now();
   int64_t tokens_this_run = 0;
+  double data_wait_s = 0;
   Window w;
   std::vector<int64_t> tokens;
   std::vector<int64_t> batch_tokens;
@@ -166,10 +167,13 @@ nlohmann::json run_loss(const LossSettings& s) {
     // One batch of consecutive windows (a batch never spans a resume point: see save_state).
     const int64_t n = std::min(s.batch_size, last - next);
     batch_tokens.clear();
+    const auto wait_start = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < n; ++i) {
       if (!prefetch.next(w, tokens)) throw Error("internal: prefetcher ran out of windows");
       batch_tokens.insert(batch_tokens.end(), tokens.begin(), tokens.end());
     }
+    // Time the model waited for data: ~0 when reading and decompression keep ahead.
+    data_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
     at::Tensor labels = at::from_blob(batch_tokens.data(), {n, seq_len}, at::kLong).clone();
     if (labels.min().item<int64_t>() < 0 || labels.max().item<int64_t>() >= model->info().vocab_size)
       throw Error(fmt::format("{}: token ids out of the model's vocabulary [0, {}) in windows {}..{}", s.data_path,
@@ -214,6 +218,7 @@ nlohmann::json run_loss(const LossSettings& s) {
     result["tokens"] = sums.documents * seq_len;
     result["elapsed_s"] = elapsed;
     result["tokens_per_s"] = elapsed > 0 ? static_cast<double>(sums.documents * seq_len) / elapsed : 0.0;
+    result["data_wait_s"] = data_wait_s;  // this run's (a resumed run counts from the resume)
     result["seconds_per_document"] = sums.documents > 0 ? elapsed / static_cast<double>(sums.documents) : 0.0;
     if (device.is_cuda()) {
       const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
