@@ -5,24 +5,14 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "data/errors.h"
+#include "data/json_file.h"
 
 namespace fs = std::filesystem;
 
 namespace foxeval {
 namespace {
-
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open", path));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("{}: malformed JSON: {}", path, e.what()));
-  }
-}
 
 std::string shape_str(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
@@ -89,7 +79,7 @@ Checkpoint::Checkpoint(const std::string& directory) : directory_(directory) {
   if (!fs::is_directory(directory)) throw Error(fmt::format("{}: not a directory (expected a Hugging Face checkpoint)", directory));
   const std::string config_path = (fs::path(directory) / "config.json").string();
   if (!fs::exists(config_path)) throw Error(fmt::format("{}: no config.json", directory));
-  config_ = std::make_unique<Config>(read_json_file(config_path), config_path);
+  config_ = std::make_unique<Config>(read_json(config_path), config_path);
   if (!config_->json().is_object()) throw Error(fmt::format("{}: must hold a JSON object", config_path));
 
   const fs::path single = fs::path(directory) / "model.safetensors";
@@ -97,7 +87,7 @@ Checkpoint::Checkpoint(const std::string& directory) : directory_(directory) {
   std::vector<std::string> shard_names;
   std::map<std::string, std::string> weight_map;  // from the index, checked against the shards
   if (fs::exists(index)) {
-    nlohmann::json j = read_json_file(index.string());
+    nlohmann::json j = read_json(index.string());
     if (!j.contains("weight_map") || !j["weight_map"].is_object())
       throw Error(fmt::format("{}: field \"weight_map\" missing or not an object", index.string()));
     for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {

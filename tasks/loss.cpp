@@ -16,7 +16,7 @@
 #include "data/windows.h"
 #include "models/engine.h"
 #include "models/registry.h"
-#include "tasks/json_file.h"
+#include "data/json_file.h"
 #include "tasks/progress.h"
 
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/errors.h"
-#include "tasks/json_file.h"
+#include "data/json_file.h"
 
 namespace foxeval {
 

@@ -6,7 +6,7 @@
 
 #include "data/errors.h"
 #include "models/registry.h"
-#include "tests/remove_tree.h"
+#include "tests/temp_files.h"
 #include "tests/test_support.h"
 
 using namespace foxeval;

@@ -8,7 +8,7 @@
 
 #include "models/engine.h"
 #include "models/registry.h"
-#include "tests/remove_tree.h"
+#include "tests/temp_files.h"
 #include "tests/test_support.h"
 
 #include <fstream>

@@ -10,7 +10,7 @@
 #include "models/engine.h"
 #include "models/registry.h"
 #include "tasks/loss.h"
-#include "tests/remove_tree.h"
+#include "tests/temp_files.h"
 #include "tests/test_support.h"
 
 using namespace foxeval;

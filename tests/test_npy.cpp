@@ -2,7 +2,7 @@
 // files it must refuse. Fixtures come from tests/tools/make_zarr_fixtures.py.
 #include <doctest/doctest.h>
 
-#include "tests/remove_tree.h"
+#include "tests/temp_files.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,30 +18,14 @@ using foxeval::Error;
 
 namespace {
 
+using TempDir = foxeval::test::TempDir;
+template <typename F>
+std::string error_of(F&& f) { return foxeval::test::error_of<Error>(f); }
+
 std::string fixture(const std::string& name) {
   return std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/zarr/" + name;
 }
 
-// A fresh temporary directory, removed at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "foxeval_npy_XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { foxeval::test::remove_tree(path); }
-};
-
-// The error message of `f`, or "" if it did not throw foxeval::Error.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 void write_bytes(const fs::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary) << bytes;

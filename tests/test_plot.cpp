@@ -19,7 +19,7 @@
 
 #include "data/errors.h"
 #include "tasks/plot.h"
-#include "tests/remove_tree.h"
+#include "tests/temp_files.h"
 
 using namespace foxeval;
 namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
 #include "tests/test_support.h"
-#include "tests/remove_tree.h"
+#include "tests/temp_files.h"
 
 #include <nlohmann/json.hpp>
 

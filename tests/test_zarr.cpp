@@ -4,7 +4,7 @@
 // into silent fill values.
 #include <doctest/doctest.h>
 
-#include "tests/remove_tree.h"
+#include "tests/temp_files.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -25,28 +25,14 @@ using foxeval::Error;
 
 namespace {
 
+using TempDir = foxeval::test::TempDir;
+template <typename F>
+std::string error_of(F&& f) { return foxeval::test::error_of<Error>(f); }
+
 std::string fixture(const std::string& name) {
   return std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/zarr/" + name;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "foxeval_zarr_XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { foxeval::test::remove_tree(path); }
-};
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // A copy of fixture NAME.zarr in a temp dir, to damage.
 fs::path copy_fixture(const TempDir& tmp, const std::string& name) {

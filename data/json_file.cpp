@@ -1,4 +1,4 @@
-#include "tasks/json_file.h"
+#include "data/json_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,0 +1,209 @@
+// Fused CUDA glue kernels (kernels/fused_glue.cu) against the torch-op path they replace, on
+// random inputs with odd sizes and bf16/fp32 dtypes (runs on a GPU machine; every case returns
+// early with a message where CUDA is unavailable, as in CI).
+#include <ATen/ATen.h>
+#include <doctest/doctest.h>  // after ATen: c10's glog-style CHECK must not replace doctest's
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/fused_glue.h"
+
+namespace {
+
+using at::ScalarType;
+
+at::TensorOptions cuda(ScalarType t) { return at::TensorOptions().device(at::kCUDA).dtype(t); }
+
+// The torch-op references (as models/layers.cpp and models/fox/fox_model.cpp compute them).
+at::Tensor ref_rms(const at::Tensor& x, const at::Tensor& w, double eps, ScalarType out) {
+  at::Tensor xf = x.to(at::kFloat);
+  at::Tensor rstd = at::rsqrt(xf.square().mean({-1}, true) + eps);
+  return (xf * rstd * w).to(out);
+}
+at::Tensor ref_group(const at::Tensor& x, const at::Tensor& w, int64_t G, double eps, ScalarType out,
+                     const at::Tensor& gate = at::Tensor()) {
+  auto shape = x.sizes().vec();
+  std::vector<int64_t> grouped(shape.begin(), shape.end() - 1);
+  grouped.push_back(G);
+  grouped.push_back(shape.back() / G);
+  at::Tensor xf = x.to(at::kFloat).reshape(grouped);
+  at::Tensor rstd = at::rsqrt(xf.square().mean({-1}, true) + eps);
+  at::Tensor y = (xf * rstd).reshape(shape).mul(w);
+  if (gate.defined()) y = y * at::sigmoid(gate.to(at::kFloat));
+  return y.to(out);
+}
+at::Tensor ref_swiglu(const at::Tensor& y, bool silu, ScalarType out) {
+  auto parts = y.chunk(2, -1);
+  at::Tensor g = parts[0].to(at::kFloat), u = parts[1].to(at::kFloat);
+  return ((silu ? at::silu(g) : at::sigmoid(g)) * u).to(out);
+}
+at::Tensor ref_shift(const at::Tensor& proj, const at::Tensor& logit, const at::Tensor& prev, const at::Tensor& mask) {
+  const int64_t B = proj.size(0), T = proj.size(1), H = logit.size(2);
+  at::Tensor out = proj;
+  if (mask.defined()) out = out.masked_fill(mask.unsqueeze(-1), 0.0);
+  at::Tensor alpha = at::sigmoid(logit.to(at::kFloat)).unsqueeze(-1);
+  at::Tensor cur = out.to(at::kFloat).view({B, T, H, -1});
+  at::Tensor first = prev.defined() ? prev.to(at::kFloat).view({B, 1, H, -1}) : at::zeros({B, 1, H, cur.size(3)}, cur.options());
+  at::Tensor p = at::cat({first, cur.slice(1, 0, T - 1)}, 1);
+  return (alpha * p + (1.0 - alpha) * cur).to(out.scalar_type()).view({B, T, -1});
+}
+
+// bf16: >99.9% bit-equal and never more than 1 ulp apart; fp32: within reduction-order noise.
+void expect_close(const at::Tensor& got, const at::Tensor& ref, const std::string& what, bool exact = false) {
+  REQUIRE(got.defined());
+  REQUIRE(static_cast<int>(got.scalar_type()) == static_cast<int>(ref.scalar_type()));
+  REQUIRE(got.sizes().vec() == ref.sizes().vec());
+  const int64_t n = ref.numel();
+  if (ref.scalar_type() == at::kBFloat16) {
+    at::Tensor a = got.contiguous().view(at::kShort).to(at::kInt), b = ref.contiguous().view(at::kShort).to(at::kInt);
+    const int64_t ulps = (a - b).abs().max().item<int64_t>();
+    const double equal = (a == b).sum().item<int64_t>() / static_cast<double>(n);
+    MESSAGE(what << ": bf16 equal fraction " << equal << ", max ulp diff " << ulps);
+    CHECK(ulps <= (exact ? 0 : 1));
+    CHECK(equal >= (exact ? 1.0 : 0.999));
+  } else {
+    const double diff = (got - ref).abs().max().item<double>();
+    const double scale = ref.abs().max().item<double>();
+    MESSAGE(what << ": fp32 max abs diff " << diff << " (max |ref| " << scale << ")");
+    CHECK(diff <= (exact ? 0.0 : 4e-6 * std::max(scale, 1.0)));
+  }
+}
+
+const std::vector<ScalarType> kTypes = {at::kBFloat16, at::kFloat};
+std::string tn(ScalarType t) { return t == at::kFloat ? "fp32" : "bf16"; }
+
+}  // namespace
+
+TEST_CASE("fused rms_norm matches the torch ops") {
+  if (!at::hasCUDA()) {
+    MESSAGE("skipped: no CUDA");
+    return;
+  }
+  at::manual_seed(7);
+  for (int64_t D : {1536, 64, 7, 1000, 8200, 4096}) {
+    for (int64_t rows : {int64_t(1), int64_t(3), int64_t(1025)}) {
+      for (ScalarType tin : kTypes) {
+        for (ScalarType tout : kTypes) {
+          at::Tensor x = (at::randn({rows, D}, cuda(at::kFloat)) * 3).to(tin);
+          at::Tensor w = at::randn({D}, cuda(at::kFloat));
+          const std::string what = "rms D=" + std::to_string(D) + " rows=" + std::to_string(rows) + " " + tn(tin) +
+                                   "->" + tn(tout);
+          expect_close(foxeval::fused_rms_norm(x, w, 1e-6, tout), ref_rms(x, w, 1e-6, tout), what);
+        }
+      }
+    }
+  }
+  // A 3-d input and a non-contiguous one.
+  at::Tensor x = at::randn({2, 37, 1536}, cuda(at::kBFloat16));
+  at::Tensor w = at::randn({1536}, cuda(at::kFloat));
+  expect_close(foxeval::fused_rms_norm(x, w, 1e-5, at::kBFloat16), ref_rms(x, w, 1e-5, at::kBFloat16), "rms 3d");
+  at::Tensor xt = at::randn({1536, 40}, cuda(at::kFloat)).t();
+  expect_close(foxeval::fused_rms_norm(xt, w, 1e-5, at::kFloat), ref_rms(xt, w, 1e-5, at::kFloat), "rms strided");
+}
+
+TEST_CASE("fused group_rms_norm (and output gate) matches the torch ops") {
+  if (!at::hasCUDA()) {
+    MESSAGE("skipped: no CUDA");
+    return;
+  }
+  at::manual_seed(8);
+  struct Shape { int64_t G, Dg; };
+  for (Shape s : {Shape{24, 64}, Shape{16, 128}, Shape{3, 8}, Shape{5, 256}, Shape{1, 64}}) {
+    const int64_t D = s.G * s.Dg;
+    for (int64_t rows : {int64_t(1), int64_t(77)}) {
+      for (ScalarType tin : kTypes) {
+        for (ScalarType tout : kTypes) {
+          at::Tensor x = (at::randn({rows, D}, cuda(at::kFloat)) * 2).to(tin);
+          at::Tensor w = at::randn({D}, cuda(at::kFloat));
+          const std::string what = "group G=" + std::to_string(s.G) + " Dg=" + std::to_string(s.Dg) + " rows=" +
+                                   std::to_string(rows) + " " + tn(tin) + "->" + tn(tout);
+          at::Tensor got = foxeval::fused_group_rms_norm(x, w, s.G, 1e-5, tout);
+          expect_close(got, ref_group(x, w, s.G, 1e-5, tout), what);
+          for (ScalarType tg : kTypes) {
+            at::Tensor g = (at::randn({rows, D}, cuda(at::kFloat)) * 4).to(tg);
+            expect_close(foxeval::fused_group_rms_norm(x, w, s.G, 1e-6, tout, g),
+                         ref_group(x, w, s.G, 1e-6, tout, g), what + " gate " + tn(tg));
+          }
+        }
+      }
+    }
+  }
+  // Unsupported group sizes fall back (undefined result), never a wrong answer.
+  at::Tensor x = at::randn({4, 30}, cuda(at::kFloat));
+  CHECK_FALSE(foxeval::fused_group_rms_norm(x, at::ones({30}, cuda(at::kFloat)), 3, 1e-5, at::kFloat).defined());
+}
+
+TEST_CASE("fused residual add + rms_norm matches the torch ops") {
+  if (!at::hasCUDA()) {
+    MESSAGE("skipped: no CUDA");
+    return;
+  }
+  at::manual_seed(9);
+  for (int64_t D : {1536, 13}) {
+    for (ScalarType td : kTypes) {
+      for (ScalarType tout : kTypes) {
+        at::Tensor x = at::randn({3, 33, D}, cuda(at::kFloat));
+        at::Tensor delta = at::randn({3, 33, D}, cuda(at::kFloat)).to(td);
+        at::Tensor w = at::randn({D}, cuda(at::kFloat));
+        at::Tensor x_ref = x + delta.to(at::kFloat);
+        at::Tensor ref = ref_rms(x_ref, w, 1e-6, tout);
+        at::Tensor got = foxeval::fused_add_rms_norm(x, delta, w, 1e-6, tout);
+        const std::string what = "add+rms D=" + std::to_string(D) + " " + tn(td) + "->" + tn(tout);
+        expect_close(x, x_ref, what + " residual", /*exact=*/true);
+        expect_close(got, ref, what);
+      }
+    }
+  }
+}
+
+TEST_CASE("fused swiglu matches the torch ops") {
+  if (!at::hasCUDA()) {
+    MESSAGE("skipped: no CUDA");
+    return;
+  }
+  at::manual_seed(10);
+  for (int64_t I : {3584, 5, 64, 1001}) {
+    for (ScalarType tin : kTypes) {
+      for (ScalarType tout : kTypes) {
+        for (bool silu : {true, false}) {
+          at::Tensor y = (at::randn({2, 19, 2 * I}, cuda(at::kFloat)) * 3).to(tin);
+          const std::string what = "swiglu I=" + std::to_string(I) + " " + tn(tin) + "->" + tn(tout) +
+                                   (silu ? " silu" : " sigmoid");
+          expect_close(foxeval::fused_swiglu(y, silu, tout), ref_swiglu(y, silu, tout), what);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("fused token shift matches the torch ops") {
+  if (!at::hasCUDA()) {
+    MESSAGE("skipped: no CUDA");
+    return;
+  }
+  at::manual_seed(11);
+  struct Shape { int64_t B, T, H, Dh; };
+  for (Shape s : {Shape{1, 257, 24, 64}, Shape{3, 1, 4, 64}, Shape{2, 17, 3, 5}, Shape{4, 9, 2, 128}}) {
+    for (ScalarType tp : kTypes) {
+      for (ScalarType ta : kTypes) {
+        for (int variant = 0; variant < 4; ++variant) {  // bit 0: prev, bit 1: pad mask
+          const int64_t C = s.H * s.Dh;
+          at::Tensor proj = at::randn({s.B, s.T, C}, cuda(at::kFloat)).to(tp);
+          at::Tensor logit = (at::randn({s.B, s.T, s.H}, cuda(at::kFloat)) * 2).to(ta);
+          at::Tensor prev = (variant & 1) ? at::randn({s.B, C}, cuda(at::kFloat)).to(tp) : at::Tensor();
+          at::Tensor mask;
+          if (variant & 2) {
+            at::Tensor start = at::randint(0, s.T + 1, {s.B, 1}, cuda(at::kLong));
+            mask = at::arange(s.T, cuda(at::kLong)).unsqueeze(0) < start;
+          }
+          const std::string what = "shift B=" + std::to_string(s.B) + " T=" + std::to_string(s.T) +
+                                   " Dh=" + std::to_string(s.Dh) + " " + tn(tp) + "/" + tn(ta) + " variant " +
+                                   std::to_string(variant);
+          expect_close(foxeval::fused_token_shift(proj, logit, prev, mask), ref_shift(proj, logit, prev, mask), what);
+        }
+      }
+    }
+  }
+}
