@@ -12,7 +12,7 @@ for fam in "$@"; do
   for len in 65536 16384; do
     echo "== $fam seq_len $len"
     "$here/build-gpu/foxeval" loss --model "$ckpt" --data "$data" --device cuda --dtype bfloat16 \
-      --seq-len "$len" --tokens $((6 * 65536)) --out "$out/loss-$fam-$len.json" 2>"$out/loss-$fam-$len.log" |
+      --seq-len "$len" --tokens "${TOKENS:-$((6 * 65536))}" --out "$out/loss-$fam-$len.json" 2>"$out/loss-$fam-$len.log" |
       grep -E "s/document|tokens/s|peak|avg_len_$len\b" || { tail -5 "$out/loss-$fam-$len.log"; }
   done
 done
