@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "models/checkpoint.h"
+#include "models/layers.h"
 #include "models/model.h"
 
 namespace foxeval {
@@ -45,6 +47,46 @@ RecurrentState* as_recurrent_state(DecodeState* state, const std::string& family
 at::Tensor forward_in_segments(const at::Tensor& ids, RecurrentState* state, int64_t hidden, int64_t segment,
                                const std::function<std::unique_ptr<DecodeState>()>& make_state,
                                const std::function<at::Tensor(const at::Tensor&, RecurrentState*)>& run);
+
+// What the three recurrent families share: options, info, LM head, the decoding state and the
+// segmented prefill. A family loads its weights, fills info_ (num_layers, hidden_size) and
+// lm_head_, and implements forward_segment.
+class RecurrentLM : public CausalLM {
+ public:
+  RecurrentLM(Checkpoint& checkpoint, const RunOptions& options, std::string family, int64_t slots, int64_t segment)
+      : options_(options), loader_(make_loader(checkpoint, options)), family_(std::move(family)), slots_(slots),
+        segment_(segment) {}
+
+  const ModelInfo& info() const override { return info_; }
+  const RunOptions& options() const override { return options_; }
+  const at::Tensor& lm_head() const override { return lm_head_; }
+
+  std::unique_ptr<DecodeState> new_state(int64_t batch, const at::Tensor& seq_start) override {
+    at::Tensor start = seq_start.defined() ? seq_start.to(loader_.device, at::kLong) : at::Tensor();
+    return std::make_unique<RecurrentState>(family_, batch, start, info_.num_layers, slots_);
+  }
+
+  at::Tensor forward(const at::Tensor& input_ids, DecodeState* base) override {
+    RecurrentState* state = as_recurrent_state(base, family_, input_ids.size(0));
+    at::Tensor ids = input_ids.to(loader_.device, at::kLong);
+    return forward_in_segments(
+        ids, state, info_.hidden_size, segment_, [&] { return new_state(ids.size(0), at::Tensor()); },
+        [&](const at::Tensor& part, RecurrentState* st) { return forward_segment(part, st); });
+  }
+
+ protected:
+  // One segment through every layer, continuing from and updating `state` (null: fresh rows).
+  virtual at::Tensor forward_segment(const at::Tensor& ids, RecurrentState* state) = 0;
+
+  RunOptions options_;
+  Loader loader_;
+  ModelInfo info_;
+  at::Tensor lm_head_;
+
+ private:
+  std::string family_;
+  int64_t slots_, segment_;
+};
 
 // SwiGLU MLP of the fla models: down(silu(gate) * up) with [gate | up] = gate_proj(x); the
 // product in fp32, rounded to the compute dtype as fla's swiglu_linear. Returns compute dtype.

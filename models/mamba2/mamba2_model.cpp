@@ -88,32 +88,15 @@ struct Layer {
 
 enum Slot { kConvState = 0, kSsmState = 1, kSlots = 2 };
 
-class Mamba2Model : public CausalLM {
+class Mamba2Model : public recurrent::RecurrentLM {
  public:
   Mamba2Model(Checkpoint& ckpt, const RunOptions& options)
-      : cfg_(Mamba2Config::parse(ckpt.config())), options_(options), loader_(make_loader(ckpt, options)) {
+      : RecurrentLM(ckpt, options, kFamily, kSlots, kSegment), cfg_(Mamba2Config::parse(ckpt.config())) {
     load(ckpt);
   }
 
-  const ModelInfo& info() const override { return info_; }
-  const RunOptions& options() const override { return options_; }
-  const at::Tensor& lm_head() const override { return lm_head_; }
-
-  std::unique_ptr<DecodeState> new_state(int64_t batch, const at::Tensor& seq_start) override {
-    at::Tensor start = seq_start.defined() ? seq_start.to(loader_.device, at::kLong) : at::Tensor();
-    return std::make_unique<recurrent::RecurrentState>(kFamily, batch, start, cfg_.num_layers, kSlots);
-  }
-
-  at::Tensor forward(const at::Tensor& input_ids, DecodeState* base) override {
-    recurrent::RecurrentState* state = recurrent::as_recurrent_state(base, kFamily, input_ids.size(0));
-    at::Tensor ids = input_ids.to(loader_.device, at::kLong);
-    return recurrent::forward_in_segments(
-        ids, state, cfg_.hidden_size, kSegment, [&] { return new_state(ids.size(0), at::Tensor()); },
-        [&](const at::Tensor& part, recurrent::RecurrentState* st) { return forward_segment(part, st); });
-  }
-
  private:
-  at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) {
+  at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) override {
     const int64_t offset = state ? state->consumed : 0;
     at::Tensor real = state ? recurrent::real_token_mask(state->seq_start, offset, ids.size(1), loader_.device) : at::Tensor();
     at::Tensor x = at::embedding(embeddings_, ids);  // fp32 residual stream
@@ -203,10 +186,7 @@ class Mamba2Model : public CausalLM {
   }
 
   Mamba2Config cfg_;
-  RunOptions options_;
-  Loader loader_;
-  ModelInfo info_;
-  at::Tensor embeddings_, norm_f_, lm_head_;
+  at::Tensor embeddings_, norm_f_;
   std::vector<Layer> layers_;
 };
 
