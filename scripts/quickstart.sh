@@ -8,3 +8,5 @@ scripts/setup.sh
 build/foxeval info --model tests/fixtures/official/fox_pro
 build/foxeval loss --model tests/fixtures/official/fox_pro --data data/default/tokens.npy --bos-id 0 \
   --out results/default-loss.json
+# The committed baseline of this run: a regression check, as CI would do for real results.
+build/foxeval check results/default-loss.json --baseline results/baseline/default-loss.json

@@ -88,5 +88,15 @@ expect_ok "generate" "$FOXEVAL" generate --model $fox --prompt-ids 1,2,3 --max-n
 grep -q '"generated_ids"' "$tmp/out" && ok || bad "generate --json prints generated_ids"
 expect_error "generate bad ids" "--prompt-ids" "$FOXEVAL" generate --model $fox --prompt-ids 1,x --max-new-tokens 5
 
+# Regression check against the committed baseline of the default run.
+"$FOXEVAL" loss --model $fox --data data/default/tokens.npy --bos-id 0 --out "$tmp/default.json" >/dev/null 2>&1
+expect_ok "check vs baseline" "$FOXEVAL" check "$tmp/default.json" --baseline results/baseline/default-loss.json
+sed 's/"val\/loss_avg_len_1024": [0-9.]*/"val\/loss_avg_len_1024": 9.0/' "$tmp/default.json" >"$tmp/regressed.json"
+if "$FOXEVAL" check "$tmp/regressed.json" --baseline results/baseline/default-loss.json >"$tmp/out" 2>&1; then
+  bad "check must fail on a regressed metric"
+else
+  grep -q "REGRESSED" "$tmp/out" && ok || bad "check names the regressed metric"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
