@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "data/errors.h"
+#include "kernels/fused_glue.h"
 
 namespace foxeval {
 
@@ -45,6 +46,10 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 }
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, at::ScalarType out_dtype) {
+  if (x.is_cuda()) {  // one fused kernel (kernels/fused_glue.cu) where it supports the arguments
+    at::Tensor y = fused_rms_norm(x, weight, eps, out_dtype);
+    if (y.defined()) return y;
+  }
   at::Tensor xf = x.to(at::kFloat);
   at::Tensor rstd = at::rsqrt(xf.square().mean({-1}, /*keepdim=*/true) + eps);
   return (xf * rstd * weight).to(out_dtype);
@@ -52,6 +57,10 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, a
 
 at::Tensor group_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_groups, double eps,
                           at::ScalarType out_dtype) {
+  if (x.is_cuda()) {
+    at::Tensor y = fused_group_rms_norm(x, weight, num_groups, eps, out_dtype);
+    if (y.defined()) return y;
+  }
   auto shape = x.sizes().vec();
   const int64_t d = shape.back();
   std::vector<int64_t> grouped(shape.begin(), shape.end() - 1);

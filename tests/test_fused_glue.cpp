@@ -207,3 +207,35 @@ TEST_CASE("fused token shift matches the torch ops") {
     }
   }
 }
+
+TEST_CASE("fused rotary matches the torch ops") {
+  if (!at::hasCUDA()) {
+    MESSAGE("skipped: no CUDA");
+    return;
+  }
+  at::manual_seed(12);
+  struct Shape { int64_t B, T, H, D; };
+  for (Shape s : {Shape{1, 300, 24, 64}, Shape{3, 5, 4, 128}, Shape{2, 7, 3, 6}}) {
+    for (ScalarType tx : kTypes) {
+      for (bool offset : {false, true}) {
+        at::Tensor x = at::randn({s.B, s.T, s.H, s.D}, cuda(at::kFloat)).to(tx);
+        // Positions as the model builds them: arange (+ decode offset) minus a per-row start.
+        const int64_t off = offset ? 65000 : 0;
+        at::Tensor pos = at::arange(off, off + s.T, cuda(at::kLong)).unsqueeze(0).expand({s.B, s.T});
+        pos = pos - at::randint(0, 4, {s.B, 1}, cuda(at::kLong));
+        at::Tensor inv = at::pow(10000.0, at::arange(0, s.D, 2, cuda(at::kFloat)) / static_cast<double>(s.D)).reciprocal();
+        // The torch path of ForgettingTransformer::rotary.
+        at::Tensor freqs = pos.to(at::kFloat).unsqueeze(-1) * inv;
+        at::Tensor c = at::cos(freqs).to(tx).to(at::kFloat).unsqueeze(2);
+        at::Tensor sn = at::sin(freqs).to(tx).to(at::kFloat).unsqueeze(2);
+        at::Tensor xf = x.to(at::kFloat);
+        const int64_t half = s.D / 2;
+        at::Tensor x0 = xf.slice(-1, 0, half), x1 = xf.slice(-1, half);
+        at::Tensor ref = at::cat({x0 * c - x1 * sn, x0 * sn + x1 * c}, -1).to(tx);
+        const std::string what = "rotary B=" + std::to_string(s.B) + " T=" + std::to_string(s.T) + " D=" +
+                                 std::to_string(s.D) + " " + tn(tx) + (offset ? " offset" : "");
+        expect_close(foxeval::fused_rotary(x, pos, inv), ref, what);
+      }
+    }
+  }
+}

@@ -9,6 +9,7 @@
 
 #include "data/errors.h"
 #include "kernels/forgetting_attention.h"
+#include "kernels/fused_glue.h"
 #include "models/fox/fox_config.h"
 #include "models/layers.h"
 #include "models/sequence_cache.h"
@@ -81,6 +82,20 @@ class ForgettingTransformer : public CausalLM {
     at::Tensor positions = at::arange(offset, offset + T, ids.options()).unsqueeze(0).expand({ids.size(0), T});
     at::Tensor seq_start = state ? state->seq_start_ : at::Tensor();
     if (seq_start.defined()) positions = positions - seq_start.unsqueeze(1);
+    if (x.is_cuda() && cfg_.num_layers > 0) {
+      // Fused glue: x += delta and the next norm in one kernel (same arithmetic as below).
+      at::Tensor h = rms_norm(x, blocks_[0].attn_norm, cfg_.norm_eps, loader_.compute);
+      for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+        const Block& b = blocks_[l];
+        LayerState* ls = state ? &state->layers_[l] : nullptr;
+        h = add_rms_norm(x, attention(b.attn, h, positions, seq_start, offset, ls), b.mlp_norm, loader_.compute);
+        const bool last = l + 1 == cfg_.num_layers;
+        h = add_rms_norm(x, mlp(b, h), last ? final_norm_ : blocks_[l + 1].attn_norm,
+                         last ? at::kFloat : loader_.compute);
+      }
+      if (state) state->length_ += T;
+      return h;
+    }
     for (int64_t l = 0; l < cfg_.num_layers; ++l) {
       const Block& b = blocks_[l];
       LayerState* ls = state ? &state->layers_[l] : nullptr;
@@ -94,6 +109,14 @@ class ForgettingTransformer : public CausalLM {
   }
 
  private:
+  // x (fp32 residual stream, updated in place) += delta; returns rms_norm(x, weight).
+  at::Tensor add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor& weight, at::ScalarType out_dtype) {
+    at::Tensor y = fused_add_rms_norm(x, delta, weight, cfg_.norm_eps, out_dtype);
+    if (y.defined()) return y;
+    x = x + delta.to(at::kFloat);
+    return rms_norm(x, weight, cfg_.norm_eps, out_dtype);
+  }
+
   at::Tensor take_fp32(const std::string& name, std::vector<int64_t> shape) { return loader_.fp32(name, shape); }
   at::Tensor take_mm(const std::string& name, std::vector<int64_t> shape) { return loader_.matmul_weight(name, shape); }
 
@@ -185,6 +208,18 @@ class ForgettingTransformer : public CausalLM {
                           const at::Tensor& pad_mask) {
     const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads;
     at::Tensor out = foxeval::linear(h, proj);  // [B, T, kv]
+    if (out.is_cuda()) {  // one fused kernel for mask, sigmoid, shift and mix
+      at::Tensor prev = (shift_state && shift_state->defined()) ? *shift_state : at::Tensor();
+      at::Tensor mixed = fused_token_shift(out, foxeval::linear(h, shift_proj), prev, pad_mask);
+      if (mixed.defined()) {
+        if (shift_state) {
+          at::Tensor last = out.select(1, T - 1);
+          *shift_state = pad_mask.defined() ? last.masked_fill(pad_mask.select(1, T - 1).unsqueeze(-1), 0.0)
+                                            : last.clone();
+        }
+        return mixed;
+      }
+    }
     if (pad_mask.defined()) out = out.masked_fill(pad_mask.unsqueeze(-1), 0.0);
     at::Tensor alpha = at::sigmoid(foxeval::linear(h, shift_proj).to(at::kFloat)).unsqueeze(-1);  // [B, T, H, 1]
     at::Tensor cur = out.to(at::kFloat).view({B, T, H, -1});
@@ -198,6 +233,10 @@ class ForgettingTransformer : public CausalLM {
 
   // NeoX-style rotary embedding at per-row positions [B, T]; x is [B, T, H, D].
   at::Tensor rotary(const at::Tensor& x, const at::Tensor& positions) {
+    if (x.is_cuda()) {
+      at::Tensor y = fused_rotary(x, positions, inv_freq_);
+      if (y.defined()) return y;
+    }
     at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
     at::Tensor cos = at::cos(freqs).to(x.scalar_type()).to(at::kFloat).unsqueeze(2);
     at::Tensor sin = at::sin(freqs).to(x.scalar_type()).to(at::kFloat).unsqueeze(2);
@@ -282,8 +321,15 @@ class ForgettingTransformer : public CausalLM {
 
     if (cfg_.use_output_norm) {
       if (cfg_.use_output_gate) {  // fused RMSNorm * sigmoid(gate), in fp32
-        at::Tensor g = foxeval::linear(h, a.ogate_proj).to(at::kFloat);
-        o = (group_rms_norm(o, a.output_norm, H, cfg_.norm_eps, at::kFloat) * at::sigmoid(g)).to(loader_.compute);
+        at::Tensor g = foxeval::linear(h, a.ogate_proj);
+        at::Tensor fused = o.is_cuda() ? fused_group_rms_norm(o, a.output_norm, H, cfg_.norm_eps, loader_.compute, g)
+                                       : at::Tensor();
+        if (fused.defined()) {
+          o = fused;
+        } else {
+          o = (group_rms_norm(o, a.output_norm, H, cfg_.norm_eps, at::kFloat) * at::sigmoid(g.to(at::kFloat)))
+                  .to(loader_.compute);
+        }
       } else {
         o = group_rms_norm(o, a.output_norm, H, cfg_.norm_eps, loader_.compute);
       }
@@ -298,6 +344,10 @@ class ForgettingTransformer : public CausalLM {
   // SwiGLU (or GLU) MLP: down(act(gate) * up), the product in fp32 as the official kernel.
   at::Tensor mlp(const Block& b, const at::Tensor& h) {
     at::Tensor y = foxeval::linear(h, b.mlp_gate_proj);
+    if (y.is_cuda()) {
+      at::Tensor p = fused_swiglu(y, cfg_.hidden_act == "swish", loader_.compute);
+      if (p.defined()) return foxeval::linear(p, b.mlp_down_proj);
+    }
     auto parts = y.chunk(2, -1);
     at::Tensor gate = parts[0].to(at::kFloat), up = parts[1].to(at::kFloat);
     at::Tensor act = cfg_.hidden_act == "swish" ? at::silu(gate) : at::sigmoid(gate);

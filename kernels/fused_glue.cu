@@ -1,0 +1,513 @@
+// Fused CUDA glue kernels of the FoX block (see kernels/fused_glue.h).
+//
+// Row kernels (RMSNorm, group RMSNorm [* sigmoid(gate)], residual add + RMSNorm): one block
+// per row, each thread holding up to kMaxItems chunks of 8 elements in registers (one read,
+// one write); rows up to 8 * 1024 * kMaxItems elements. Group sums use xor shuffles inside
+// aligned lane segments (group of 8 * 2^k elements, k <= 5), whole-row sums a block reduction.
+// Elementwise kernels (SwiGLU, token shift, rotary): grid-stride over chunks of 8 elements.
+// Chunks use 16-byte (bf16) or 2 x 16-byte (fp32) loads when the row length is a multiple of 8
+// and every pointer is 16-byte aligned; otherwise a scalar path with the same arithmetic.
+// Arithmetic follows the torch-op path op by op (the mixes use __f*_rn so nvcc cannot
+// contract them into FMAs): results differ only by reduction order in the norms.
+#include "kernels/fused_glue.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace foxeval {
+namespace {
+
+constexpr int kChunk = 8;
+constexpr int kMaxItems = 4;
+constexpr int kMaxThreads = 1024;
+
+using bf16 = __nv_bfloat16;
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ bf16 from_f<bf16>(float v) { return __float2bfloat16_rn(v); }
+
+// 8 elements from a 16-byte aligned pointer.
+__device__ __forceinline__ void load8(const float* p, float* v) {
+  const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
+  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+  v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+}
+__device__ __forceinline__ void load8(const bf16* p, float* v) {
+  const uint4 u = *reinterpret_cast<const uint4*>(p);
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    __nv_bfloat162 h;
+    *reinterpret_cast<uint32_t*>(&h) = w[i];
+    const float2 f = __bfloat1622float2(h);
+    v[2 * i] = f.x;
+    v[2 * i + 1] = f.y;
+  }
+}
+__device__ __forceinline__ void store8(float* p, const float* v) {
+  reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+  reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+}
+__device__ __forceinline__ void store8(bf16* p, const float* v) {
+  uint4 u;
+  uint32_t* w = reinterpret_cast<uint32_t*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+    w[i] = *reinterpret_cast<uint32_t*>(&h);
+  }
+  *reinterpret_cast<uint4*>(p) = u;
+}
+
+// N elements at p (N = 8 vectorized, or up to `valid` scalars, the rest 0).
+template <bool VEC, typename T>
+__device__ __forceinline__ void load_chunk(const T* p, int valid, float* v) {
+  if constexpr (VEC) {
+    load8(p, v);
+  } else {
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e) v[e] = e < valid ? to_f(p[e]) : 0.f;
+  }
+}
+template <bool VEC, typename T>
+__device__ __forceinline__ void store_chunk(T* p, int valid, const float* v) {
+  if constexpr (VEC) {
+    store8(p, v);
+  } else {
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e)
+      if (e < valid) p[e] = from_f<T>(v[e]);
+  }
+}
+
+__device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + expf(-x)); }  // as torch
+__device__ __forceinline__ float siluf_(float x) { return x / (1.f + expf(-x)); }       // as torch
+
+__device__ __forceinline__ float block_sum(float s, float* red) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  if (lane == 0) red[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    float t = lane < nwarps ? red[lane] : 0.f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) t += __shfl_xor_sync(0xffffffffu, t, o);
+    if (lane == 0) red[32] = t;
+  }
+  __syncthreads();
+  return red[32];
+}
+
+// One row of D elements per block (mean = sum * (1/n) as ATen's mean). vpg = chunks per group (power of two <= 32), 0 = whole row.
+// RESID: resid (fp32 [rows, D]) += x, normalizes the sum and writes it back to resid.
+template <typename Tin, typename Tout, typename Tg, bool VEC, bool GATE, bool RESID>
+__global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __restrict__ x, float* __restrict__ resid,
+                                                               const float* __restrict__ w, const Tg* __restrict__ g,
+                                                               Tout* __restrict__ y, int D, int vpg, float inv_n, float eps) {
+  __shared__ float red[33];
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * D;
+  const int nchunks = (D + kChunk - 1) / kChunk;
+  float v[kMaxItems][kChunk];
+  float ss[kMaxItems];
+#pragma unroll
+  for (int k = 0; k < kMaxItems; ++k) {
+    const int c = threadIdx.x + k * blockDim.x;
+    ss[k] = 0.f;
+    if (c < nchunks) {
+      const int off = c * kChunk, valid = D - off;
+      load_chunk<VEC>(x + base + off, valid, v[k]);
+      if constexpr (RESID) {
+        float r[kChunk];
+        load_chunk<VEC>(resid + base + off, valid, r);
+#pragma unroll
+        for (int e = 0; e < kChunk; ++e) v[k][e] = __fadd_rn(r[e], v[k][e]);
+        store_chunk<VEC>(resid + base + off, valid, v[k]);
+      }
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) ss[k] += v[k][e] * v[k][e];
+    }
+  }
+  float rstd[kMaxItems];
+  if (vpg == 0) {
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < kMaxItems; ++k) s += ss[k];
+    s = block_sum(s, red);
+    const float r = rsqrtf(s * inv_n + eps);
+#pragma unroll
+    for (int k = 0; k < kMaxItems; ++k) rstd[k] = r;
+  } else {
+#pragma unroll
+    for (int k = 0; k < kMaxItems; ++k) {
+      float s = ss[k];
+      for (int o = vpg >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+      rstd[k] = rsqrtf(s * inv_n + eps);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kMaxItems; ++k) {
+    const int c = threadIdx.x + k * blockDim.x;
+    if (c < nchunks) {
+      const int off = c * kChunk, valid = D - off;
+      float wt[kChunk];
+      load_chunk<VEC>(w + off, valid, wt);
+      float o[kChunk];
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(__fmul_rn(v[k][e], rstd[k]), wt[e]);
+      if constexpr (GATE) {
+        float gv[kChunk];
+        load_chunk<VEC>(g + base + off, valid, gv);
+#pragma unroll
+        for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(o[e], sigmoidf_(gv[e]));
+      }
+      store_chunk<VEC>(y + base + off, valid, o);
+    }
+  }
+}
+
+template <typename Tin, typename Tout, bool VEC, bool SILU>
+__global__ void swiglu_kernel(const Tin* __restrict__ y, Tout* __restrict__ out, int64_t rows, int64_t I) {
+  const int64_t cpr = (I + kChunk - 1) / kChunk, total = rows * cpr;
+  for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
+       idx += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t r = idx / cpr, j = (idx - r * cpr) * kChunk;
+    const int valid = static_cast<int>(I - j < kChunk ? I - j : kChunk);
+    float gt[kChunk], up[kChunk], o[kChunk];
+    load_chunk<VEC>(y + r * 2 * I + j, valid, gt);
+    load_chunk<VEC>(y + r * 2 * I + I + j, valid, up);
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(SILU ? siluf_(gt[e]) : sigmoidf_(gt[e]), up[e]);
+    store_chunk<VEC>(out + r * I + j, valid, o);
+  }
+}
+
+// proj [B, T, C], alpha [B, T, H], prev [B, C], mask [B, T]; chunks never straddle a head
+// (VEC needs Dh % 8 == 0; the scalar path takes one element per chunk).
+template <typename T, typename Ta, bool VEC, bool PREV, bool MASK>
+__global__ void token_shift_kernel(const T* __restrict__ proj, const Ta* __restrict__ alpha,
+                                   const T* __restrict__ prev, const bool* __restrict__ mask, T* __restrict__ out,
+                                   int64_t Tn, int64_t C, int64_t H, int64_t Dh, int64_t total) {
+  constexpr int N = VEC ? kChunk : 1;
+  const int64_t cpr = C / N;
+  for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
+       idx += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t bt = idx / cpr, c0 = (idx - bt * cpr) * N;
+    const int64_t t = bt % Tn, b = bt / Tn;
+    const float a = sigmoidf_(to_f(alpha[bt * H + c0 / Dh]));
+    float cur[kChunk], pv[kChunk], o[kChunk];
+    if (MASK && mask[bt]) {
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) cur[e] = 0.f;
+    } else {
+      load_chunk<VEC>(proj + bt * C + c0, N, cur);
+    }
+    if (t == 0) {
+      if (PREV) {
+        load_chunk<VEC>(prev + b * C + c0, N, pv);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kChunk; ++e) pv[e] = 0.f;
+      }
+    } else if (MASK && mask[bt - 1]) {
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) pv[e] = 0.f;
+    } else {
+      load_chunk<VEC>(proj + (bt - 1) * C + c0, N, pv);
+    }
+    const float na = __fsub_rn(1.f, a);
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e) o[e] = __fadd_rn(__fmul_rn(a, pv[e]), __fmul_rn(na, cur[e]));
+    store_chunk<VEC>(out + bt * C + c0, N, o);
+  }
+}
+
+
+// NeoX rotary embedding: x [rows = B*T*H, D], pairs (i, i + D/2); cos/sin of pos * inv_freq in
+// fp32, rounded through x's dtype as the torch path does. VEC: 8 pairs per thread (D % 16 == 0).
+template <typename T, bool VEC>
+__global__ void rotary_kernel(const T* __restrict__ x, const int64_t* __restrict__ pos,
+                              const float* __restrict__ inv_freq, T* __restrict__ out, int64_t H, int64_t D,
+                              int64_t total) {
+  constexpr int N = VEC ? kChunk : 1;
+  const int64_t half = D / 2, cpr = half / N;
+  for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
+       idx += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t row = idx / cpr, i0 = (idx - row * cpr) * N;
+    const float p = static_cast<float>(pos[row / H]);
+    float x0[kChunk], x1[kChunk], f[kChunk], o0[kChunk], o1[kChunk];
+    load_chunk<VEC>(x + row * D + i0, N, x0);
+    load_chunk<VEC>(x + row * D + half + i0, N, x1);
+    load_chunk<VEC>(inv_freq + i0, N, f);
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e) {
+      const float a = __fmul_rn(p, f[e]);
+      const float c = to_f(from_f<T>(cosf(a))), sn = to_f(from_f<T>(sinf(a)));
+      o0[e] = __fsub_rn(__fmul_rn(x0[e], c), __fmul_rn(x1[e], sn));
+      o1[e] = __fadd_rn(__fmul_rn(x0[e], sn), __fmul_rn(x1[e], c));
+    }
+    store_chunk<VEC>(out + row * D + i0, N, o0);
+    store_chunk<VEC>(out + row * D + half + i0, N, o1);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+
+bool fdtype(at::ScalarType t) { return t == at::kFloat || t == at::kBFloat16; }
+
+// FOXEVAL_FUSED_GLUE=0 turns every kernel off (callers take their torch-op paths): A/B timing.
+bool enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("FOXEVAL_FUSED_GLUE");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+template <typename F>
+void with_type(at::ScalarType t, F&& f) {
+  if (t == at::kFloat)
+    f(float{});
+  else
+    f(bf16{});
+}
+
+template <typename T>
+T* ptr(const at::Tensor& t) {
+  return reinterpret_cast<T*>(t.data_ptr());
+}
+
+int elementwise_blocks(int64_t total, int threads) {
+  const int64_t want = (total + threads - 1) / threads;
+  const int64_t cap = static_cast<int64_t>(at::cuda::getCurrentDeviceProperties()->multiProcessorCount) * 32;
+  return static_cast<int>(want < cap ? (want > 0 ? want : 1) : cap);
+}
+
+// Shared launcher of the row kernel. x_in: the tensor read (delta when resid is defined).
+at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, const at::Tensor& weight,
+                           const at::Tensor& gate, int64_t num_groups, double eps, at::ScalarType out_dtype) {
+  const int64_t D = x_in.size(-1);
+  if (D <= 0 || num_groups <= 0 || D % num_groups != 0) return {};
+  const int64_t Dg = D / num_groups;
+  int vpg = 0;
+  if (num_groups > 1) {
+    if (Dg % kChunk != 0) return {};
+    const int64_t v = Dg / kChunk;
+    if (v > 32 || (v & (v - 1)) != 0) return {};
+    vpg = static_cast<int>(v);
+  }
+  const int64_t nchunks = (D + kChunk - 1) / kChunk;
+  const int64_t items = (nchunks + kMaxThreads - 1) / kMaxThreads;
+  if (items > kMaxItems) return {};
+  int threads = static_cast<int>((nchunks + items - 1) / items);
+  threads = (threads + 31) / 32 * 32;
+
+  c10::cuda::CUDAGuard guard(x_in.device());
+  at::Tensor x = x_in.contiguous();
+  at::Tensor w = weight.contiguous();
+  at::Tensor g = gate.defined() ? gate.contiguous() : at::Tensor();
+  at::Tensor y = at::empty(x.sizes(), x.options().dtype(out_dtype));
+  const int64_t rows = x.numel() / D;
+  if (rows == 0) return y;
+  bool vec = D % kChunk == 0 && aligned(x.data_ptr()) && aligned(w.data_ptr()) && aligned(y.data_ptr());
+  if (g.defined()) vec = vec && aligned(g.data_ptr());
+  if (resid.defined()) vec = vec && aligned(resid.data_ptr());
+  const auto stream = at::cuda::getCurrentCUDAStream().stream();
+  const float n = 1.f / static_cast<float>(vpg ? Dg : D), feps = static_cast<float>(eps);
+  const int Di = static_cast<int>(D);
+
+  with_type(x.scalar_type(), [&](auto tin) {
+    using Tin = decltype(tin);
+    with_type(out_dtype, [&](auto tout) {
+      using Tout = decltype(tout);
+      auto go = [&](auto tg, auto vec_c, auto gate_c, auto resid_c) {
+        using Tg = decltype(tg);
+        constexpr bool V = decltype(vec_c)::value, G = decltype(gate_c)::value, R = decltype(resid_c)::value;
+        row_norm_kernel<Tin, Tout, Tg, V, G, R><<<static_cast<unsigned>(rows), threads, 0, stream>>>(
+            ptr<const Tin>(x), R ? ptr<float>(resid) : nullptr, ptr<const float>(w),
+            G ? ptr<const Tg>(g) : nullptr, ptr<Tout>(y), Di, vpg, n, feps);
+      };
+      using T_ = std::true_type;
+      using F_ = std::false_type;
+      auto by_vec = [&](auto tg, auto gate_c, auto resid_c) {
+        if (vec)
+          go(tg, T_{}, gate_c, resid_c);
+        else
+          go(tg, F_{}, gate_c, resid_c);
+      };
+      if (resid.defined()) {
+        by_vec(float{}, F_{}, T_{});
+      } else if (g.defined()) {
+        with_type(g.scalar_type(), [&](auto tg) { by_vec(tg, T_{}, F_{}); });
+      } else {
+        by_vec(float{}, F_{}, F_{});
+      }
+    });
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
+}
+
+bool norm_args_ok(const at::Tensor& x, const at::Tensor& weight, at::ScalarType out_dtype) {
+  return x.is_cuda() && fdtype(x.scalar_type()) && fdtype(out_dtype) && x.dim() >= 1 && weight.is_cuda() &&
+         weight.scalar_type() == at::kFloat && weight.dim() == 1 && weight.size(0) == x.size(-1) &&
+         weight.device() == x.device();
+}
+
+}  // namespace
+
+at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, at::ScalarType out_dtype) {
+  if (!enabled() || !norm_args_ok(x, weight, out_dtype)) return {};
+  return launch_row_norm(x, at::Tensor(), weight, at::Tensor(), 1, eps, out_dtype);
+}
+
+at::Tensor fused_group_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_groups, double eps,
+                                at::ScalarType out_dtype, const at::Tensor& gate) {
+  if (!enabled() || !norm_args_ok(x, weight, out_dtype)) return {};
+  if (gate.defined() && (!gate.is_cuda() || gate.device() != x.device() || !fdtype(gate.scalar_type()) ||
+                         gate.sizes() != x.sizes()))
+    return {};
+  return launch_row_norm(x, at::Tensor(), weight, gate, num_groups, eps, out_dtype);
+}
+
+at::Tensor fused_add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor& weight, double eps,
+                              at::ScalarType out_dtype) {
+  if (!enabled() || !norm_args_ok(delta, weight, out_dtype)) return {};
+  if (!x.is_cuda() || x.device() != delta.device() || x.scalar_type() != at::kFloat || !x.is_contiguous() ||
+      x.sizes() != delta.sizes())
+    return {};
+  return launch_row_norm(delta, x, weight, at::Tensor(), 1, eps, out_dtype);
+}
+
+at::Tensor fused_swiglu(const at::Tensor& y_in, bool silu, at::ScalarType out_dtype) {
+  if (!enabled() || !y_in.is_cuda() || !fdtype(y_in.scalar_type()) || !fdtype(out_dtype) || y_in.dim() < 1 ||
+      y_in.size(-1) % 2 != 0)
+    return {};
+  c10::cuda::CUDAGuard guard(y_in.device());
+  at::Tensor y = y_in.contiguous();
+  const int64_t I = y.size(-1) / 2;
+  auto shape = y.sizes().vec();
+  shape.back() = I;
+  at::Tensor out = at::empty(shape, y.options().dtype(out_dtype));
+  if (out.numel() == 0) return out;
+  const int64_t rows = y.numel() / (2 * I);
+  const bool vec = I % kChunk == 0 && aligned(y.data_ptr()) && aligned(out.data_ptr());
+  const int64_t total = rows * ((I + kChunk - 1) / kChunk);
+  const int threads = 256, blocks = elementwise_blocks(total, threads);
+  const auto stream = at::cuda::getCurrentCUDAStream().stream();
+  with_type(y.scalar_type(), [&](auto tin) {
+    using Tin = decltype(tin);
+    with_type(out_dtype, [&](auto tout) {
+      using Tout = decltype(tout);
+      auto go = [&](auto vec_c, auto silu_c) {
+        swiglu_kernel<Tin, Tout, decltype(vec_c)::value, decltype(silu_c)::value>
+            <<<blocks, threads, 0, stream>>>(ptr<const Tin>(y), ptr<Tout>(out), rows, I);
+      };
+      if (vec)
+        silu ? go(std::true_type{}, std::true_type{}) : go(std::true_type{}, std::false_type{});
+      else
+        silu ? go(std::false_type{}, std::true_type{}) : go(std::false_type{}, std::false_type{});
+    });
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+at::Tensor fused_token_shift(const at::Tensor& proj_in, const at::Tensor& alpha_in, const at::Tensor& prev_in,
+                             const at::Tensor& mask_in) {
+  if (!enabled() || !proj_in.is_cuda() || proj_in.dim() != 3 || !fdtype(proj_in.scalar_type())) return {};
+  const int64_t B = proj_in.size(0), Tn = proj_in.size(1), C = proj_in.size(2);
+  if (!alpha_in.is_cuda() || alpha_in.dim() != 3 || !fdtype(alpha_in.scalar_type()) || alpha_in.size(0) != B ||
+      alpha_in.size(1) != Tn)
+    return {};
+  const int64_t H = alpha_in.size(2);
+  if (H <= 0 || C % H != 0) return {};
+  const int64_t Dh = C / H;
+  if (prev_in.defined() && (!prev_in.is_cuda() || prev_in.numel() != B * C)) return {};
+  if (mask_in.defined() && (!mask_in.is_cuda() || mask_in.scalar_type() != at::kBool || mask_in.numel() != B * Tn))
+    return {};
+  c10::cuda::CUDAGuard guard(proj_in.device());
+  at::Tensor proj = proj_in.contiguous(), alpha = alpha_in.contiguous();
+  // The state is stored in proj's dtype; a cast changes nothing then.
+  at::Tensor prev = prev_in.defined() ? prev_in.to(proj.scalar_type()).contiguous() : at::Tensor();
+  at::Tensor mask = mask_in.defined() ? mask_in.contiguous() : at::Tensor();
+  at::Tensor out = at::empty_like(proj, at::MemoryFormat::Contiguous);
+  if (out.numel() == 0) return out;
+  bool vec = Dh % kChunk == 0 && aligned(proj.data_ptr()) && aligned(out.data_ptr());
+  if (prev.defined()) vec = vec && aligned(prev.data_ptr());
+  const int64_t total = B * Tn * (vec ? C / kChunk : C);
+  const int threads = 256, blocks = elementwise_blocks(total, threads);
+  const auto stream = at::cuda::getCurrentCUDAStream().stream();
+  with_type(proj.scalar_type(), [&](auto tp) {
+    using T = decltype(tp);
+    with_type(alpha.scalar_type(), [&](auto ta) {
+      using Ta = decltype(ta);
+      auto go = [&](auto vec_c, auto prev_c, auto mask_c) {
+        constexpr bool V = decltype(vec_c)::value, P = decltype(prev_c)::value, M = decltype(mask_c)::value;
+        token_shift_kernel<T, Ta, V, P, M><<<blocks, threads, 0, stream>>>(
+            ptr<const T>(proj), ptr<const Ta>(alpha), P ? ptr<const T>(prev) : nullptr,
+            M ? ptr<const bool>(mask) : nullptr, ptr<T>(out), Tn, C, H, Dh, total);
+      };
+      using T_ = std::true_type;
+      using F_ = std::false_type;
+      auto by_pm = [&](auto vec_c) {
+        if (prev.defined())
+          mask.defined() ? go(vec_c, T_{}, T_{}) : go(vec_c, T_{}, F_{});
+        else
+          mask.defined() ? go(vec_c, F_{}, T_{}) : go(vec_c, F_{}, F_{});
+      };
+      if (vec)
+        by_pm(T_{});
+      else
+        by_pm(F_{});
+    });
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+at::Tensor fused_rotary(const at::Tensor& x_in, const at::Tensor& positions, const at::Tensor& inv_freq) {
+  if (!enabled() || !x_in.is_cuda() || x_in.dim() != 4 || !fdtype(x_in.scalar_type())) return {};
+  const int64_t B = x_in.size(0), Tn = x_in.size(1), H = x_in.size(2), D = x_in.size(3);
+  if (D % 2 != 0 || !positions.is_cuda() || positions.scalar_type() != at::kLong || positions.dim() != 2 ||
+      positions.size(0) != B || positions.size(1) != Tn || !inv_freq.is_cuda() ||
+      inv_freq.scalar_type() != at::kFloat || inv_freq.numel() != D / 2)
+    return {};
+  c10::cuda::CUDAGuard guard(x_in.device());
+  at::Tensor x = x_in.contiguous(), pos = positions.contiguous(), f = inv_freq.contiguous();
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  if (out.numel() == 0) return out;
+  const bool vec = (D / 2) % kChunk == 0 && aligned(x.data_ptr()) && aligned(out.data_ptr()) && aligned(f.data_ptr());
+  const int64_t total = B * Tn * H * (vec ? D / 2 / kChunk : D / 2);
+  const int threads = 256, blocks = elementwise_blocks(total, threads);
+  const auto stream = at::cuda::getCurrentCUDAStream().stream();
+  with_type(x.scalar_type(), [&](auto tx) {
+    using T = decltype(tx);
+    auto go = [&](auto vec_c) {
+      rotary_kernel<T, decltype(vec_c)::value><<<blocks, threads, 0, stream>>>(
+          ptr<const T>(x), ptr<const int64_t>(pos), ptr<const float>(f), ptr<T>(out), H, D, total);
+    };
+    if (vec)
+      go(std::true_type{});
+    else
+      go(std::false_type{});
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+}  // namespace foxeval
