@@ -10,6 +10,7 @@
 
 #include "data/errors.h"
 #include "kernels/forgetting_attention.h"
+#include "models/stage_timer.h"
 
 namespace foxeval {
 namespace {
@@ -35,6 +36,7 @@ void check_args(const AttentionArgs& a) {
 
 at::Tensor forgetting_attention(const AttentionArgs& args) {
   check_args(args);
+  StageTimer timer("attention");
   if (args.q.is_cuda() && forgetting_attention_cuda_supports(args)) return forgetting_attention_cuda(args);
   return forgetting_attention_torch(args);
 }

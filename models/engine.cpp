@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/layers.h"
+#include "models/stage_timer.h"
 
 namespace foxeval {
 
@@ -15,6 +16,7 @@ at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden,
   if (chunk <= 0) chunk = std::max<int64_t>(1, (int64_t(64) << 20) / std::max<int64_t>(1, B * head.size(0)));
   at::Tensor out = at::empty({B, T}, hidden.options().dtype(at::kFloat));
   at::Tensor lab = labels.to(hidden.device(), at::kLong);
+  StageTimer timer("lm_head+loss");
   for (int64_t t0 = 0; t0 < T; t0 += chunk) {
     const int64_t t1 = std::min(T, t0 + chunk);
     // Logits in the compute dtype (bf16 under autocast), cross-entropy in fp32.
@@ -27,7 +29,11 @@ at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden,
 
 at::Tensor token_logprobs(CausalLM& model, const at::Tensor& input_ids, const at::Tensor& labels, DecodeState* state,
                           int64_t chunk) {
-  at::Tensor hidden = model.forward(input_ids, state);
+  at::Tensor hidden;
+  {
+    StageTimer timer("forward");
+    hidden = model.forward(input_ids, state);
+  }
   return logprobs_from_hidden(model, hidden, labels, chunk);
 }
 

@@ -1,0 +1,22 @@
+// FOXEVAL_TIMING=1: wall time per named stage (attention, LM head, forward), synchronizing the
+// GPU around each stage, printed to stderr at exit. For finding where end-to-end time goes; off
+// by default because the synchronizations remove overlap.
+#pragma once
+
+namespace foxeval {
+
+bool stage_timing_enabled();
+
+class StageTimer {
+ public:
+  explicit StageTimer(const char* stage);  // a string literal: it is kept by pointer
+  ~StageTimer();
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+
+ private:
+  const char* stage_;
+  double start_ = 0;
+};
+
+}  // namespace foxeval
