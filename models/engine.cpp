@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/fused_loss.h"
 #include "models/layers.h"
 #include "models/stage_timer.h"
 
@@ -20,8 +21,15 @@ at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden,
   for (int64_t t0 = 0; t0 < T; t0 += chunk) {
     const int64_t t1 = std::min(T, t0 + chunk);
     // Logits in the compute dtype (bf16 under autocast), cross-entropy in fp32.
-    at::Tensor lg = foxeval::linear(hidden.slice(1, t0, t1), head).to(at::kFloat);
-    at::Tensor picked = lg.gather(-1, lab.slice(1, t0, t1).unsqueeze(-1)).squeeze(-1);
+    at::Tensor lg = foxeval::linear(hidden.slice(1, t0, t1), head);
+    at::Tensor lab_chunk = lab.slice(1, t0, t1);
+    at::Tensor fused = fused_token_logprobs(lg.reshape({-1, lg.size(-1)}), lab_chunk.reshape({-1}).contiguous());
+    if (fused.defined()) {  // CUDA: one pass over the logits
+      out.slice(1, t0, t1).copy_(fused.view({B, t1 - t0}));
+      continue;
+    }
+    lg = lg.to(at::kFloat);
+    at::Tensor picked = lg.gather(-1, lab_chunk.unsqueeze(-1)).squeeze(-1);
     out.slice(1, t0, t1).copy_(picked - at::logsumexp(lg, -1));
   }
   return out;

@@ -5,10 +5,12 @@
 #include <doctest/doctest.h>  // after ATen: c10's glog-style CHECK must not replace doctest's
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "kernels/fused_glue.h"
+#include "kernels/fused_loss.h"
 
 namespace {
 
@@ -236,6 +238,26 @@ TEST_CASE("fused rotary matches the torch ops") {
                                  std::to_string(s.D) + " " + tn(tx) + (offset ? " offset" : "");
         expect_close(foxeval::fused_rotary(x, pos, inv), ref, what);
       }
+    }
+  }
+}
+
+TEST_CASE("fused token log-probabilities equal log_softmax + gather") {
+  if (!at::hasCUDA()) {
+    MESSAGE("skipped: no CUDA");
+    return;
+  }
+  for (auto dtype : {at::kBFloat16, at::kFloat}) {
+    for (int64_t V : {7, 1000, 50257}) {
+      const int64_t N = 333;
+      at::Tensor logits = (at::randn({N, V}, at::kCUDA) * 6).to(dtype);
+      at::Tensor labels = at::randint(0, V, {N}, at::TensorOptions().device(at::kCUDA).dtype(at::kLong));
+      at::Tensor got = foxeval::fused_token_logprobs(logits, labels);
+      REQUIRE(got.defined());
+      at::Tensor want = at::log_softmax(logits.to(at::kDouble), -1).gather(-1, labels.unsqueeze(-1)).squeeze(-1);
+      const double err = (got.to(at::kDouble) - want).abs().max().item<double>();
+      MESSAGE("V " << V << " max abs err " << err);
+      CHECK(err < 1e-4 * std::log(static_cast<double>(V)) + 1e-5);
     }
   }
 }
