@@ -33,9 +33,9 @@ __device__ inline void merge(float& m, float& s, float m2, float s2) {
 template <typename T>
 __global__ void __launch_bounds__(kThreads) token_logprobs_kernel(const T* __restrict__ logits,
                                                                   const int64_t* __restrict__ labels, float* out,
-                                                                  int64_t V) {
+                                                                  int64_t V, int64_t ld) {
   const int64_t row = blockIdx.x;
-  const T* x = logits + row * V;
+  const T* x = logits + row * ld;
   float m = -INFINITY, s = 0.f;
   for (int64_t i = threadIdx.x; i < V; i += kThreads) {
     const float v = to_float(x[i]);
@@ -68,20 +68,20 @@ __global__ void __launch_bounds__(kThreads) token_logprobs_kernel(const T* __res
 at::Tensor fused_token_logprobs(const at::Tensor& logits, const at::Tensor& labels) {
   if (!logits.is_cuda() || logits.dim() != 2 || labels.dim() != 1 || labels.size(0) != logits.size(0) ||
       labels.scalar_type() != at::kLong || !labels.is_cuda() || logits.stride(1) != 1 ||
-      logits.stride(0) != logits.size(1) || labels.stride(0) != 1)
+      logits.stride(0) < logits.size(1) || labels.stride(0) != 1)
     return at::Tensor();
   if (logits.scalar_type() != at::kBFloat16 && logits.scalar_type() != at::kFloat) return at::Tensor();
   c10::cuda::CUDAGuard guard(logits.device());
-  const int64_t N = logits.size(0), V = logits.size(1);
+  const int64_t N = logits.size(0), V = logits.size(1), ld = logits.stride(0);
   at::Tensor out = at::empty({N}, logits.options().dtype(at::kFloat));
   if (N == 0) return out;
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
   if (logits.scalar_type() == at::kBFloat16) {
     token_logprobs_kernel<__nv_bfloat16><<<N, kThreads, 0, stream>>>(
-        reinterpret_cast<const __nv_bfloat16*>(logits.data_ptr()), labels.data_ptr<int64_t>(), out.data_ptr<float>(), V);
+        reinterpret_cast<const __nv_bfloat16*>(logits.data_ptr()), labels.data_ptr<int64_t>(), out.data_ptr<float>(), V, ld);
   } else {
     token_logprobs_kernel<float><<<N, kThreads, 0, stream>>>(logits.data_ptr<float>(), labels.data_ptr<int64_t>(),
-                                                             out.data_ptr<float>(), V);
+                                                             out.data_ptr<float>(), V, ld);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;

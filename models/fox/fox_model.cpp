@@ -298,7 +298,8 @@ class ForgettingTransformer : public CausalLM {
       k = rotary(k, positions);
     }
     // c_t = cumulative log forget gate, continued from the cache: fp32 throughout.
-    at::Tensor cum = at::cumsum(log_fgate(a, h), 1).transpose(1, 2);  // [B, H, T]
+    // Scan along the last dim: a cumsum over dim 1 of [B, T, H] runs H-wide on the GPU (6 ms at 16k).
+    at::Tensor cum = at::cumsum(log_fgate(a, h).transpose(1, 2).contiguous(), -1);  // [B, H, T]
     AttentionArgs args;
     args.q = q.transpose(1, 2);
     if (ls) {
