@@ -154,6 +154,7 @@ class Generator {
     at::Tensor ids = at::tensor(flat, at::kLong).view({B, L}).to(device);
     at::Tensor seq_start = padded ? at::tensor(pads, at::kLong) : at::Tensor();
     auto state = model_.new_state(B, seq_start);
+    state->reserve(L + opt_.max_new_tokens);  // caches allocated once, at their final size
     const int64_t chunk = opt_.prefill_chunk > 0 ? opt_.prefill_chunk : L;
     at::Tensor hidden;
     for (int64_t s = 0; s < L; s += chunk) hidden = model_.forward(ids.slice(1, s, std::min(L, s + chunk)), state.get());

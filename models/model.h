@@ -39,6 +39,9 @@ class DecodeState {
   virtual ~DecodeState() = default;
   virtual int64_t batch_size() const = 0;
   virtual int64_t length() const = 0;  // tokens consumed so far, padding included
+  // A hint: the state will hold about `total_length` tokens (prompt + new tokens), so caches can
+  // be allocated once at that size instead of growing. Families without caches ignore it.
+  virtual void reserve(int64_t total_length) { (void)total_length; }
 };
 
 class CausalLM {

@@ -10,13 +10,16 @@ namespace foxeval {
 
 class SequenceCache {
  public:
+  // Capacity to allocate at the first append (a hint; the cache still grows past it).
+  void reserve(int64_t length) { reserved_ = length; }
+
   // Appends `x` along `dim` and returns a view of everything held (strided, last dim contiguous).
   at::Tensor append(const at::Tensor& x, int64_t dim) {
     const int64_t n = x.size(dim);
     if (!buf_.defined()) {
       dim_ = dim;
       auto sizes = x.sizes().vec();
-      sizes[dim] = std::max<int64_t>(n, 256);
+      sizes[dim] = std::max<int64_t>(n, reserved_ > 0 ? reserved_ : 256);
       buf_ = at::empty(sizes, x.options());
     } else if (len_ + n > buf_.size(dim_)) {
       auto sizes = buf_.sizes().vec();
@@ -37,6 +40,7 @@ class SequenceCache {
   at::Tensor buf_;
   int64_t len_ = 0;
   int64_t dim_ = 0;
+  int64_t reserved_ = 0;
 };
 
 }  // namespace foxeval

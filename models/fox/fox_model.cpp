@@ -43,6 +43,13 @@ class FoxState : public DecodeState {
       : batch_(batch), seq_start_(std::move(seq_start)), layers_(layers) {}
   int64_t batch_size() const override { return batch_; }
   int64_t length() const override { return length_; }
+  void reserve(int64_t total_length) override {
+    for (LayerState& l : layers_) {
+      l.keys.reserve(total_length);
+      l.values.reserve(total_length);
+      l.cum_log_fgate.reserve(total_length);
+    }
+  }
 
   int64_t batch_;
   at::Tensor seq_start_;  // [B] int64 on the device, or undefined
