@@ -3,8 +3,8 @@
 for `foxeval bench tokenizer` (same files, same escaping json.dumps(text)[1:-1], same MB = 1e6
 bytes of escaped text, median of --repeats runs after one warm-up).
 
-  .venv/bin/python scripts/bench_tokenizer_tiktoken.py ../shared/data/PaulGrahamEssays/*.txt
-  build/foxeval bench tokenizer --file ../shared/data/PaulGrahamEssays/*.txt
+  .venv/bin/python scripts/bench_tokenizer_tiktoken.py ESSAYS/*.txt   (ESSAYS: the NIAH haystack in ../shared/data)
+  build/foxeval bench tokenizer --file ESSAYS/*.txt
 
 Builds the encoding from the bundled data/gpt2 files, so it needs no network.
 """
