@@ -39,16 +39,18 @@ std::vector<CheckRow> check_against_baseline(const std::string& result_path, con
         continue;
       }
       row.ok = true;
+      row.diff = -1;  // the first element is shown unless another differs more
       for (size_t i = 0; i < b.size(); ++i) {
         const double bv = b[i].is_number() ? b[i].get<double>() : NAN, rv = r[i].is_number() ? r[i].get<double>() : NAN;
         const double d = std::abs(rv - bv);
-        if (!(d <= row.diff)) {  // keeps the worst element, NaN included
+        if (!(d <= row.diff)) {  // keeps the worst element (NaN included), so the table shows it
           row.diff = d;
           row.baseline = bv;
           row.result = rv;
         }
         row.ok = row.ok && within(bv, rv);
       }
+      if (row.diff < 0) row.diff = 0;  // an empty array
     } else {
       continue;  // strings and objects are not metrics
     }
