@@ -89,30 +89,21 @@ class ForgettingTransformer : public CausalLM {
     at::Tensor positions = at::arange(offset, offset + T, ids.options()).unsqueeze(0).expand({ids.size(0), T});
     at::Tensor seq_start = state ? state->seq_start_ : at::Tensor();
     if (seq_start.defined()) positions = positions - seq_start.unsqueeze(1);
-    if (x.is_cuda() && cfg_.num_layers > 0) {
-      // Fused glue: x += delta and the next norm in one kernel (same arithmetic as below).
-      at::Tensor h = rms_norm(x, blocks_[0].attn_norm, cfg_.norm_eps, loader_.compute);
-      for (int64_t l = 0; l < cfg_.num_layers; ++l) {
-        const Block& b = blocks_[l];
-        LayerState* ls = state ? &state->layers_[l] : nullptr;
-        h = add_rms_norm(x, attention(b.attn, h, positions, seq_start, offset, ls), b.mlp_norm, loader_.compute);
-        const bool last = l + 1 == cfg_.num_layers;
-        h = add_rms_norm(x, mlp(b, h), last ? final_norm_ : blocks_[l + 1].attn_norm,
-                         last ? at::kFloat : loader_.compute);
-      }
+    // Each residual add is fused with the next norm (one kernel on CUDA, torch ops elsewhere).
+    if (cfg_.num_layers == 0) {
       if (state) state->length_ += T;
-      return h;
+      return rms_norm(x, final_norm_, cfg_.norm_eps, at::kFloat);
     }
+    at::Tensor h = rms_norm(x, blocks_[0].attn_norm, cfg_.norm_eps, loader_.compute);
     for (int64_t l = 0; l < cfg_.num_layers; ++l) {
       const Block& b = blocks_[l];
       LayerState* ls = state ? &state->layers_[l] : nullptr;
-      at::Tensor h = rms_norm(x, b.attn_norm, cfg_.norm_eps, loader_.compute);
-      x = x + attention(b.attn, h, positions, seq_start, offset, ls).to(at::kFloat);
-      h = rms_norm(x, b.mlp_norm, cfg_.norm_eps, loader_.compute);
-      x = x + mlp(b, h).to(at::kFloat);
+      h = add_rms_norm(x, attention(b.attn, h, positions, seq_start, offset, ls), b.mlp_norm, loader_.compute);
+      const bool last = l + 1 == cfg_.num_layers;
+      h = add_rms_norm(x, mlp(b, h), last ? final_norm_ : blocks_[l + 1].attn_norm, last ? at::kFloat : loader_.compute);
     }
     if (state) state->length_ += T;
-    return rms_norm(x, final_norm_, cfg_.norm_eps, at::kFloat);
+    return h;
   }
 
  private:
