@@ -6,6 +6,7 @@
 // prefill of the whole sequence. Inputs and states are fp32; callers round inputs to bf16
 // first where the official kernels read bf16.
 #pragma once
+#include <ATen/Functions.h>
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -125,6 +126,29 @@ at::Tensor delta_rule(const at::Tensor& q, const at::Tensor& k, const at::Tensor
 // Rounds x to `dtype` and back to fp32 (the bf16 rounding points of the official kernels;
 // a no-op for fp32).
 at::Tensor round_to(const at::Tensor& x, at::ScalarType dtype);
+
+
+// The block stack fla's HGRN2 and DeltaNet share: per layer x += mixer(RMSNorm(x)), then
+// x += SwiGLU(RMSNorm(x)) with the MLP input in the mixer output's dtype (fla's fused add + norm);
+// fp32 residual stream; final RMSNorm. `Layer` has attn_norm, mlp_norm, gate_proj, down_proj;
+// mixer(layer, normed_x, real_mask, state_slots) is the family's token mixer.
+template <typename Layer, typename Mixer>
+at::Tensor fla_block_stack(const at::Tensor& ids, RecurrentState* state, const at::Tensor& embeddings,
+                           const std::vector<Layer>& layers, const at::Tensor& final_norm, double eps,
+                           const at::Device& device, Mixer&& mixer) {
+  const int64_t offset = state ? state->consumed : 0;
+  at::Tensor real = state ? real_token_mask(state->seq_start, offset, ids.size(1), device) : at::Tensor();
+  at::Tensor x = at::embedding(embeddings, ids);
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const Layer& w = layers[l];
+    std::vector<at::Tensor>* slots = state ? &state->layers[l] : nullptr;
+    at::Tensor a = mixer(w, foxeval::rms_norm(x, w.attn_norm, eps, at::kFloat), real, slots);
+    x = x + a.to(at::kFloat);
+    x = x + swiglu_mlp(foxeval::rms_norm(x, w.mlp_norm, eps, a.scalar_type()), w.gate_proj, w.down_proj).to(at::kFloat);
+  }
+  if (state) state->consumed += ids.size(1);
+  return foxeval::rms_norm(x, final_norm, eps, at::kFloat);
+}
 
 }  // namespace recurrent
 }  // namespace foxeval

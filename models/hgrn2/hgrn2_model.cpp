@@ -96,20 +96,9 @@ class Hgrn2Model : public recurrent::RecurrentLM {
 
  private:
   at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) override {
-    const int64_t offset = state ? state->consumed : 0;
-    at::Tensor real = state ? recurrent::real_token_mask(state->seq_start, offset, ids.size(1), loader_.device) : at::Tensor();
-    at::Tensor x = at::embedding(embeddings_, ids);  // fp32 residual stream
-    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
-      const Layer& w = layers_[l];
-      std::vector<at::Tensor>* slots = state ? &state->layers[l] : nullptr;
-      at::Tensor a = attention(w, foxeval::rms_norm(x, w.attn_norm, cfg_.eps, at::kFloat), real, slots);
-      // fla's fused add + RMSNorm: residual in fp32, the normed output in a's dtype.
-      x = x + a.to(at::kFloat);
-      x = x + recurrent::swiglu_mlp(foxeval::rms_norm(x, w.mlp_norm, cfg_.eps, a.scalar_type()), w.gate_proj, w.down_proj)
-                  .to(at::kFloat);
-    }
-    if (state) state->consumed += ids.size(1);
-    return foxeval::rms_norm(x, norm_, cfg_.eps, at::kFloat);
+    return recurrent::fla_block_stack(ids, state, embeddings_, layers_, norm_, cfg_.eps, loader_.device,
+                                      [&](const Layer& w, const at::Tensor& h, const at::Tensor& real,
+                                          std::vector<at::Tensor>* slots) { return attention(w, h, real, slots); });
   }
 
   // fla ShortConvolution without activation: padding zeroed first, fp32 sum, compute-dtype output.
