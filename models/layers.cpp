@@ -71,6 +71,26 @@ at::Tensor group_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t
   return (xf * rstd).reshape(shape).mul(weight).to(out_dtype);
 }
 
+int64_t mlp_intermediate_size(const Config& config, int64_t hidden_size) {
+  if (config.has("intermediate_size")) return config.get_int("intermediate_size");
+  const double ratio = config.get_double("hidden_ratio", 4.0);
+  const auto raw = static_cast<int64_t>(static_cast<double>(hidden_size) * ratio * 2.0 / 3.0);
+  return 256 * ((raw + 255) / 256);
+}
+
+ModelInfo basic_model_info(const Checkpoint& checkpoint, const std::string& family, int64_t hidden_size,
+                           int64_t num_layers, int64_t vocab_size) {
+  ModelInfo info;
+  info.directory = checkpoint.directory();
+  info.model_type = checkpoint.model_type();
+  info.family = family;
+  info.hidden_size = hidden_size;
+  info.num_layers = num_layers;
+  info.vocab_size = vocab_size;
+  info.num_parameters = checkpoint.taken_parameters();
+  return info;
+}
+
 int64_t count_elements(const std::vector<at::Tensor>& tensors) {
   int64_t n = 0;
   for (const auto& t : tensors) n += t.numel();

@@ -36,6 +36,14 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, a
 at::Tensor group_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_groups, double eps,
                           at::ScalarType out_dtype);
 
+// The MLP width of the paper's models: config.json's intermediate_size, else the multiple of
+// 256 at or above int(hidden * hidden_ratio * 2/3) (hidden_ratio default 4).
+int64_t mlp_intermediate_size(const Config& config, int64_t hidden_size);
+
+// The ModelInfo fields every family fills the same way (settings are the family's own).
+ModelInfo basic_model_info(const Checkpoint& checkpoint, const std::string& family, int64_t hidden_size,
+                           int64_t num_layers, int64_t vocab_size);
+
 // Parameter count helper for ModelInfo.
 int64_t count_elements(const std::vector<at::Tensor>& tensors);
 

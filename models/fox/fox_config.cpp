@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "models/layers.h"
+
 namespace foxeval {
 namespace {
 
@@ -18,14 +20,7 @@ void parse_common(const Config& c, FoxConfig& f) {
   f.num_kv_heads = c.get_int("num_kv_heads", f.num_heads);
   if (f.num_kv_heads <= 0 || f.num_heads % f.num_kv_heads != 0)
     c.fail("num_kv_heads", fmt::format("= {} must divide num_heads = {}", f.num_kv_heads, f.num_heads));
-  // The MLP width: a multiple of 256 near 2/3 * hidden * hidden_ratio, unless given.
-  const double hidden_ratio = c.get_double("hidden_ratio", 4.0);
-  if (c.has("intermediate_size")) {
-    f.intermediate_size = c.get_int("intermediate_size");
-  } else {
-    const int64_t raw = static_cast<int64_t>(static_cast<double>(f.hidden_size) * hidden_ratio * 2.0 / 3.0);
-    f.intermediate_size = 256 * ((raw + 255) / 256);
-  }
+  f.intermediate_size = mlp_intermediate_size(c, f.hidden_size);
   f.hidden_act = c.get_string("hidden_act", "swish");
   if (f.hidden_act != "swish" && f.hidden_act != "sigmoid")
     c.fail("hidden_act", fmt::format("= \"{}\" is not supported (swish or sigmoid)", f.hidden_act));

@@ -175,13 +175,7 @@ class ForgettingTransformer : public CausalLM {
   }
 
   void fill_info(const Checkpoint& ckpt) {
-    info_.directory = ckpt.directory();
-    info_.model_type = ckpt.model_type();
-    info_.family = cfg_.variant;
-    info_.hidden_size = cfg_.hidden_size;
-    info_.num_layers = cfg_.num_layers;
-    info_.vocab_size = cfg_.vocab_size;
-    info_.num_parameters = ckpt.taken_parameters();
+    info_ = basic_model_info(ckpt, cfg_.variant, cfg_.hidden_size, cfg_.num_layers, cfg_.vocab_size);
     auto on = [](bool b) { return std::string(b ? "true" : "false"); };
     info_.settings = {{"num_heads", std::to_string(cfg_.num_heads)},
                       {"num_kv_heads", std::to_string(cfg_.num_kv_heads)},

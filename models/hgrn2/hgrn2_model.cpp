@@ -67,13 +67,7 @@ struct Hgrn2Config {
     m.tie_word_embeddings = c.get_bool("tie_word_embeddings", false);
     const std::string act = c.get_string("hidden_act", "swish");
     if (act != "swish" && act != "silu") c.fail("hidden_act", fmt::format("= \"{}\": only swish is supported", act));
-    if (c.has("intermediate_size")) {
-      m.intermediate_size = c.get_int("intermediate_size");
-    } else {
-      const double ratio = c.get_double("hidden_ratio", 4.0);
-      const auto raw = static_cast<int64_t>(static_cast<double>(m.hidden_size) * ratio * 2.0 / 3.0);
-      m.intermediate_size = 256 * ((raw + 255) / 256);
-    }
+    m.intermediate_size = mlp_intermediate_size(c, m.hidden_size);
     return m;
   }
 };
@@ -160,13 +154,7 @@ class Hgrn2Model : public recurrent::RecurrentLM {
     norm_ = loader_.fp32("model.norm.weight", {D});
     lm_head_ = cfg_.tie_word_embeddings ? embeddings_.to(loader_.compute)
                                         : loader_.matmul_weight("lm_head.weight", {cfg_.vocab_size, D});
-    info_.directory = ckpt.directory();
-    info_.model_type = ckpt.model_type();
-    info_.family = kFamily;
-    info_.hidden_size = D;
-    info_.num_layers = cfg_.num_layers;
-    info_.vocab_size = cfg_.vocab_size;
-    info_.num_parameters = ckpt.taken_parameters();
+    info_ = basic_model_info(ckpt, kFamily, D, cfg_.num_layers, cfg_.vocab_size);
     info_.settings = {{"num_heads", std::to_string(cfg_.num_heads)},
                       {"expand_ratio", std::to_string(cfg_.expand_ratio)},
                       {"intermediate_size", std::to_string(I)},

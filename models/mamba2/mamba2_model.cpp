@@ -169,13 +169,7 @@ class Mamba2Model : public recurrent::RecurrentLM {
     norm_f_ = loader_.fp32("backbone.norm_f.weight", {D});
     lm_head_ = cfg_.tie_word_embeddings ? embeddings_.to(loader_.compute)
                                         : loader_.matmul_weight("lm_head.weight", {cfg_.vocab_size, D});
-    info_.directory = ckpt.directory();
-    info_.model_type = ckpt.model_type();
-    info_.family = kFamily;
-    info_.hidden_size = D;
-    info_.num_layers = cfg_.num_layers;
-    info_.vocab_size = cfg_.vocab_size;
-    info_.num_parameters = ckpt.taken_parameters();
+    info_ = basic_model_info(ckpt, kFamily, D, cfg_.num_layers, cfg_.vocab_size);
     info_.settings = {{"num_heads", std::to_string(H)},
                       {"head_dim", std::to_string(cfg_.head_dim)},
                       {"state_size", std::to_string(cfg_.state_size)},
