@@ -27,6 +27,31 @@ __device__ __forceinline__ int prune_first_block(const float* c, int64_t c_st, i
   return lo;
 }
 
+// The key blocks [begin, end) a query block [q0, q0 + BM) must visit: causal end, left padding
+// (seq_start, clamped to [0, Tk]) and adaptive pruning. Shared by both prefill kernels.
+struct KeyBlocks {
+  int begin, end, seq_start;
+};
+
+template <int BM, int BN, bool GATE>
+__device__ __forceinline__ KeyBlocks key_block_range(const FaParams& p, int b, int h, int q0, const float* cg) {
+  const int Tk = p.Tk, off = p.Tk - p.Tq;
+  int ss = 0;
+  if (p.seq_start) {
+    const long long s0 = p.seq_start[b];
+    ss = s0 < 0 ? 0 : (s0 > Tk ? Tk : (int)s0);
+  }
+  const int q_last = min(q0 + BM, p.Tq) - 1;
+  const int n_end = (off + q_last + 1 + BN - 1) / BN;
+  int n_begin = ss / BN;
+  if (GATE && p.threshold) {
+    const float thr = p.threshold[b * p.thr_sb + h * p.thr_sh];
+    const int n_diag = min((off + q0) / BN, n_end - 1);
+    if (n_begin < n_diag) n_begin = prune_first_block(cg, p.c_st, off + q0, n_begin, n_diag, BN, Tk, thr);
+  }
+  return {n_begin, n_end, ss};
+}
+
 template <typename T, int D, int BM, int BN, int NW, int MT, bool GATE>
 __global__ void __launch_bounds__(NW * 32, 2) fa_prefill_kernel(const FaParams p) {
   // Each warp owns MT m16 tiles (16*MT query rows): K and V fragments read from shared memory
@@ -54,20 +79,8 @@ __global__ void __launch_bounds__(NW * 32, 2) fa_prefill_kernel(const FaParams p
   const T* vg = reinterpret_cast<const T*>(p.v) + b * p.v_sb + hk * p.v_sh;
   const float* cg = GATE ? p.c + b * p.c_sb + h * p.c_sh : nullptr;
 
-  int ss = 0;
-  if (p.seq_start) {
-    const long long s0 = p.seq_start[b];
-    ss = s0 < 0 ? 0 : (s0 > Tk ? Tk : (int)s0);
-  }
-  const int q_last = min(q0 + BM, Tq) - 1;
-  const int n_end = (off + q_last + 1 + BN - 1) / BN;  // blocks [n_begin, n_end)
-  int n_begin = ss / BN;
-  if (GATE && p.threshold) {
-    const float thr = p.threshold[b * p.thr_sb + h * p.thr_sh];
-    const int n_diag = min((off + q0) / BN, n_end - 1);
-    if (n_begin < n_diag)
-      n_begin = prune_first_block(cg, p.c_st, off + q0, n_begin, n_diag, BN, Tk, thr);
-  }
+  const KeyBlocks blocks = key_block_range<BM, BN, GATE>(p, b, h, q0, cg);
+  const int ss = blocks.seq_start, n_end = blocks.end, n_begin = blocks.begin;  // blocks [n_begin, n_end)
 
   auto load_tile = [&](T* s, const T* g, int64_t stride, int rows, int nvalid) {
     const uint32_t base = smem_u32(s);

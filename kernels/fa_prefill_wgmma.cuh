@@ -60,19 +60,8 @@ __global__ void __launch_bounds__(NWG * 128, 1) fa_prefill_wgmma_kernel(const Fa
   const T* vg = reinterpret_cast<const T*>(p.v) + b * p.v_sb + hk * p.v_sh;
   const float* cg = GATE ? p.c + b * p.c_sb + h * p.c_sh : nullptr;
 
-  int ss = 0;
-  if (p.seq_start) {
-    const long long s0 = p.seq_start[b];
-    ss = s0 < 0 ? 0 : (s0 > Tk ? Tk : (int)s0);
-  }
-  const int q_last = min(q0 + BM, Tq) - 1;
-  const int n_end = (off + q_last + 1 + BN - 1) / BN;
-  int n_begin = ss / BN;
-  if (GATE && p.threshold) {
-    const float thr = p.threshold[b * p.thr_sb + h * p.thr_sh];
-    const int n_diag = min((off + q0) / BN, n_end - 1);
-    if (n_begin < n_diag) n_begin = prune_first_block(cg, p.c_st, off + q0, n_begin, n_diag, BN, Tk, thr);
-  }
+  const KeyBlocks blocks = key_block_range<BM, BN, GATE>(p, b, h, q0, cg);
+  const int ss = blocks.seq_start, n_end = blocks.end, n_begin = blocks.begin;
 
   auto load_tile = [&](uint32_t base, auto rows_c, const T* g, int64_t stride, int nvalid) {
     constexpr int ROWS = decltype(rows_c)::value;
