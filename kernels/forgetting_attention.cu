@@ -22,11 +22,13 @@
 #include "kernels/fa_decode.cuh"
 #include "kernels/fa_prefill.cuh"
 #include "kernels/fa_prefill_wgmma.cuh"
+#include "kernels/fa_prefill_ws.cuh"
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/Exception.h>
+#include <cudaTypedefs.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -83,6 +85,83 @@ void launch_prefill_wgmma_cfg(const fa::FaParams& p, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// ---- warp-specialized TMA prefill (fa_prefill_ws.cuh) ----
+
+// cuTensorMapEncodeTiled from the driver, found through the runtime (no link to libcuda).
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    C10_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found));
+    TORCH_CHECK(found == cudaDriverEntryPointSuccess && f, "forgetting_attention_cuda: the CUDA driver has no cuTensorMapEncodeTiled");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+// Tensor map over a [B, heads, T, D] operand (element strides sb, sh, st; last dim contiguous)
+// that copies boxes of `rows` x 64 elements into 128B-swizzled shared memory. Rows past T are
+// zero-filled by the hardware.
+CUtensorMap head_tile_map(const void* ptr, bool bf16, int64_t B, int64_t heads, int64_t T, int64_t D, int64_t sb, int64_t sh,
+                          int64_t st, int rows) {
+  CUtensorMap map;
+  // A dimension of size 1 may carry any stride; give it a valid (16-byte multiple) one.
+  auto stride_bytes = [](int64_t size, int64_t stride, int64_t packed) { return (cuuint64_t)((size > 1 ? stride : packed) * 2); };
+  const cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)T, (cuuint64_t)heads, (cuuint64_t)B};
+  const cuuint64_t strides[3] = {stride_bytes(T, st, D), stride_bytes(heads, sh, T * D), stride_bytes(B, sb, heads * T * D)};
+  const cuuint32_t box[4] = {64, (cuuint32_t)rows, 1, 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = tensor_map_encoder()(&map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+                                          const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TORCH_CHECK(r == CUDA_SUCCESS, "forgetting_attention_cuda: cuTensorMapEncodeTiled failed (", (int)r, ") for a [", B, ",", heads,
+              ",", T, ",", D, "] operand with strides (", sb, ",", sh, ",", st, ")");
+  return map;
+}
+
+// cpad[bh, t] = c[b, h, t] * log2(e) for t < Tk, 0 up to tpad: the gate values in the layout
+// the bulk copies need (16-byte aligned rows, whole blocks).
+__global__ void pack_gate_kernel(const float* __restrict__ c, int64_t c_sb, int64_t c_sh, int64_t c_st, int H, int Tk, int tpad,
+                                 float* __restrict__ cpad) {
+  const int bh = blockIdx.y, b = bh / H, h = bh % H;
+  for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < tpad; t += gridDim.x * blockDim.x)
+    cpad[(int64_t)bh * tpad + t] = t < Tk ? c[b * c_sb + h * c_sh + t * c_st] * fa::kLog2e : 0.f;
+}
+
+template <typename T, int D, int BN, int STAGES, bool GATE>
+void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
+  constexpr int smem = fa::ws_smem_bytes<D, BN, STAGES>();
+  auto kernel = fa::fa_prefill_ws_kernel<T, D, BN, STAGES, GATE>;
+  static bool configured = false;
+  if (!configured) {
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    configured = true;
+  }
+  constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+  constexpr int BM = fa::WsLayout::kBM;
+  const CUtensorMap tq = head_tile_map(p.q, bf16, p.B, p.H, p.Tq, D, p.q_sb, p.q_sh, p.q_st, BM);
+  const CUtensorMap tk = head_tile_map(p.k, bf16, p.B, p.Hkv, p.Tk, D, p.k_sb, p.k_sh, p.k_st, BN);
+  const CUtensorMap tv = head_tile_map(p.v, bf16, p.B, p.Hkv, p.Tk, D, p.v_sb, p.v_sh, p.v_st, BN);
+  at::Tensor cpad;
+  const int tpad = (p.Tk + BN - 1) / BN * BN;
+  if (GATE) {
+    cpad = at::empty({(int64_t)p.B * p.H, tpad}, fopts);
+    pack_gate_kernel<<<dim3((tpad + 255) / 256 < 64 ? (tpad + 255) / 256 : 64, p.B * p.H), 256, 0, stream>>>(
+        p.c, p.c_sb, p.c_sh, p.c_st, p.H, p.Tk, tpad, cpad.data_ptr<float>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  dim3 grid((p.Tq + BM - 1) / BM, p.H, p.B);
+  kernel<<<grid, fa::WsLayout::kThreads, smem, stream>>>(p, tq, tk, tv, GATE ? cpad.data_ptr<float>() : nullptr, tpad);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int D, bool GATE>
+void launch_prefill_ws(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
+  if constexpr (D == 64) launch_prefill_ws_cfg<T, D, 128, 3, GATE>(p, stream, fopts);
+  else launch_prefill_ws_cfg<T, D, 128, 2, GATE>(p, stream, fopts);
+}
+
 // FOXEVAL_FA_WG_CFG=<BN>x<NWG> tries another tile for bf16 gated prefill (tuning only).
 std::string wg_cfg() {
   static const std::string cfg = [] {
@@ -111,20 +190,21 @@ void launch_prefill_wgmma(const fa::FaParams& p, cudaStream_t stream) {
   launch_prefill_wgmma_cfg<T, D, 128, 2, GATE>(p, stream);
 }
 
-// Prefill kernel choice. Default on sm_90: wgmma for head dim 128 (faster than SDPA flash
-// there), mma.sync for head dim 64 (the wgmma kernel is slower there, see kernels/NOTES.md).
-// FOXEVAL_FA_IMPL=mma|wgmma forces one (tuning and tests).
-bool use_wgmma(int D) {
-  static const int choice = [] {
+// Prefill kernel choice. Default on sm_90: the warp-specialized TMA kernel (ws); elsewhere the
+// mma.sync kernel. FOXEVAL_FA_IMPL=mma|wgmma|ws forces one (tuning and tests).
+enum class Prefill { mma, wgmma, ws };
+Prefill prefill_impl() {
+  static const int forced = [] {
     const char* e = std::getenv("FOXEVAL_FA_IMPL");
     if (e && std::strcmp(e, "mma") == 0) return 0;
     if (e && std::strcmp(e, "wgmma") == 0) return 1;
+    if (e && std::strcmp(e, "ws") == 0) return 2;
     return -1;
   }();
   const auto* prop = at::cuda::getCurrentDeviceProperties();
-  if (prop->major != 9) return false;
-  if (choice >= 0) return choice == 1;
-  return D == 128;
+  if (prop->major != 9) return Prefill::mma;
+  if (forced >= 0) return static_cast<Prefill>(forced);
+  return Prefill::ws;
 }
 
 template <typename T, int D, bool GATE>
@@ -160,7 +240,11 @@ void dispatch(fa::FaParams& p, bool gate, bool decode, cudaStream_t stream, cons
     if (gate) launch_decode<T, D, true>(p, stream, fopts);
     else launch_decode<T, D, false>(p, stream, fopts);
   } else {
-    if (use_wgmma(D)) {
+    const Prefill impl = prefill_impl();
+    if (impl == Prefill::ws) {
+      if (gate) launch_prefill_ws<T, D, true>(p, stream, fopts);
+      else launch_prefill_ws<T, D, false>(p, stream, fopts);
+    } else if (impl == Prefill::wgmma) {
       if (gate) launch_prefill_wgmma<T, D, true>(p, stream);
       else launch_prefill_wgmma<T, D, false>(p, stream);
     } else {
@@ -171,6 +255,14 @@ void dispatch(fa::FaParams& p, bool gate, bool decode, cudaStream_t stream, cons
 }
 
 }  // namespace
+
+const char* forgetting_attention_prefill_impl() {
+  switch (prefill_impl()) {
+    case Prefill::ws: return "ws";
+    case Prefill::wgmma: return "wgmma";
+    default: return "mma";
+  }
+}
 
 bool forgetting_attention_cuda_supports(const AttentionArgs& a) {
   const auto& q = a.q;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: build the standalone harness, run the tests, compute-sanitizer on a
 # small case, and the benchmark. Logs go to $OUT. Usage: bash kernels/dev/run_device.sh [nosan]
-# (run with carry [".deps"]; BENCH_ARGS for the bench, TUNE=1 for tile experiments)
+# (run with carry [".deps"]). TEST_IMPLS / BENCH_IMPLS: other prefill kernels (mma, wgmma, ws)
+# to test / bench besides the default; BENCH_ARGS: extra bench flags.
 set -o pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
@@ -16,15 +17,16 @@ cmake --build build-fa -j16 -- -k 0 > $OUT/build.log 2>&1 || grep -E "error|Erro
 [ -x build-fa/fa_tests ] && [ -x build-fa/fa_cli ] || exit 1
 echo "build $(( $(date +%s) - t0 )) s"
 grep -E "spill|registers" $OUT/build.log | sort | uniq -c | head -20
-summ() { grep -E "rel err|diff|ERROR|FAILED|test cases|assertions" | grep -v "^\[doctest\] assertions" | head -40; }
-echo "=== tests, default impl"; timeout 120 ./build-fa/fa_tests > $OUT/tests.log 2>&1; summ < $OUT/tests.log
-echo "=== tests, wgmma"; FOXEVAL_FA_IMPL=wgmma timeout 60 ./build-fa/fa_tests > $OUT/tests_wg.log 2>&1; summ < $OUT/tests_wg.log
+summ() { grep -E "rel err|diff|ERROR|FAILED|test cases|assertions|timed out" | grep -v "^\[doctest\] assertions" | head -40; }
+echo "=== tests, default impl"; timeout ${TEST_TIMEOUT:-90} ./build-fa/fa_tests > $OUT/tests.log 2>&1; echo "rc=$?"; summ < $OUT/tests.log
+for impl in ${TEST_IMPLS:-}; do
+  echo "=== tests, $impl"; FOXEVAL_FA_IMPL=$impl timeout ${TEST_TIMEOUT:-90} ./build-fa/fa_tests -tc="*prefill*,*adaptive*" > $OUT/tests_$impl.log 2>&1; echo "rc=$?"; summ < $OUT/tests_$impl.log
+done
 if [ "$1" != "nosan" ]; then
-  timeout 120 compute-sanitizer --tool memcheck ./build-fa/fa_tests -tc="*prefill*,*decode*" > $OUT/sanitizer.log 2>&1; echo "sanitizer (default impl) rc=$?"; tail -2 $OUT/sanitizer.log
+  timeout 150 compute-sanitizer --tool memcheck ./build-fa/fa_tests -tc="*prefill*,*decode*" > $OUT/sanitizer.log 2>&1; echo "sanitizer (default impl) rc=$?"; tail -2 $OUT/sanitizer.log
+  timeout 150 compute-sanitizer --tool racecheck ./build-fa/fa_tests -tc="*prefill*" > $OUT/racecheck.log 2>&1; echo "racecheck rc=$?"; tail -2 $OUT/racecheck.log
 fi
 echo "=== bench default"; timeout 200 ./build-fa/fa_cli bench attention ${BENCH_ARGS:-} --out $OUT/attention-h100.json 2>&1 | tee $OUT/bench.log
-# Tile experiments (TUNE=1): wgmma tiles <BN>x<warpgroups> for one head dim.
-[ "${TUNE:-0}" = 1 ] && for cd in wgmma:128x1:64 wgmma:64x1:64 wgmma:64x1:128; do impl=${cd%%:*}; rest=${cd#*:}; cfg=${rest%:*}; d=${rest#*:}
-  echo "=== $impl cfg $cfg d$d"; FOXEVAL_FA_IMPL=$impl FOXEVAL_FA_WG_CFG=$cfg timeout 30 ./build-fa/fa_tests -tc="*prefill*" 2>&1 | grep -E "rel err|test cases" | grep -E "d$d|test cases"
-  FOXEVAL_FA_IMPL=$impl FOXEVAL_FA_WG_CFG=$cfg timeout 100 ./build-fa/fa_cli bench attention --head-dim $d --out /tmp/x.json 2>&1 | grep -v " 32768 " | head -4
+for impl in ${BENCH_IMPLS:-}; do
+  echo "=== bench $impl"; FOXEVAL_FA_IMPL=$impl timeout 100 ./build-fa/fa_cli bench attention ${BENCH_ARGS:-} --out /tmp/x.json 2>&1 | grep -v " 32768 "
 done

@@ -1,0 +1,298 @@
+// Prefill Forgetting Attention on Hopper, warp-specialized (FlashAttention-3 layout, sm_90a).
+//
+// A CTA has two consumer warpgroups (64 query rows each, BM = 128) and one producer warpgroup
+// that gives its registers to the consumers (setmaxnreg: 24 vs 240 per thread, which the
+// consumers need for O, S and P at head dim 128). The producer's elected lane streams Q once and then K, V and the block's gate values through
+// STAGES-deep rings with the bulk-copy engine (TMA for the 128B-swizzled K/V tiles, a plain
+// bulk copy for the fp32 gate values), each slot guarded by a "full" transaction barrier that
+// the copies count down and an "empty" barrier that all consumer threads arrive at once they
+// are done with the slot. So the consumers never compute an address or wait at a CTA-wide
+// barrier; they only issue wgmma and do the softmax.
+//
+// Consumers, per key block j (from the diagonal backwards): S_j = Q K_j^T is issued together
+// with O += P_{j-1} V_{j-1} (both async wgmma); the softmax of S_j runs while the PV product is
+// in flight. Layouts and descriptors as in fa_prefill_wgmma.cuh: tiles are [D/64][rows][64]
+// with 128-byte rows in the hardware 128B swizzle (which is what TMA writes), P stays in
+// registers (the accumulator layout is the A-fragment layout).
+//
+// Gate: the gate values arrive pre-multiplied by log2(e) (cpad, [B*H, tpad] fp32). The bias
+// c_i - c_j is split around c_r = c of the block's first key: the column term n_j = c_r - c_j
+// is folded into the score with one FMA, the row term r_i = c_i - c_r into the row maximum, so
+// the gate costs one FMA per score, and both terms are differences of nearby values (no loss of
+// precision when c reaches -1e4 at long context).
+#pragma once
+#include "fa_common.cuh"
+#include "fa_prefill.cuh"
+#include "fa_tma.cuh"
+#include "fa_wgmma.cuh"
+
+#include <cuda.h>
+
+namespace foxeval::fa {
+
+template <typename T, int N> struct WgOp;
+#define FA_WGOP(TY, SUF, N)                                                                                 \
+  template <> struct WgOp<TY, N> {                                                                          \
+    static __device__ __forceinline__ void ss(float (&d)[N / 2], uint64_t a, uint64_t b, int sc) {          \
+      wgmma_ss_m64n##N##_##SUF(d, a, b, sc);                                                                 \
+    }                                                                                                       \
+    static __device__ __forceinline__ void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b) {      \
+      wgmma_rs_m64n##N##_##SUF(d, a, b, 1);                                                                  \
+    }                                                                                                       \
+  };
+FA_WGOP(__nv_bfloat16, bf16, 64)
+FA_WGOP(__nv_bfloat16, bf16, 128)
+FA_WGOP(__half, f16, 64)
+FA_WGOP(__half, f16, 128)
+#undef FA_WGOP
+
+struct WsLayout {
+  static constexpr int kConsumerThreads = 256;  // two warpgroups
+  static constexpr int kThreads = kConsumerThreads + 128;
+  static constexpr int kBM = 128;
+};
+
+template <int N> __device__ __forceinline__ void regs_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
+template <int N> __device__ __forceinline__ void regs_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
+
+template <int D, int BN, int STAGES>
+constexpr int ws_smem_bytes() {
+  return 1024 + WsLayout::kBM * D * 2 + 2 * STAGES * BN * D * 2 + STAGES * BN * 4 + 8 * (1 + 4 * STAGES);
+}
+
+template <typename T, int D, int BN, int STAGES, bool GATE>
+__global__ void __launch_bounds__(WsLayout::kThreads, 1)
+    fa_prefill_ws_kernel(const FaParams p, const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                         const __grid_constant__ CUtensorMap tm_v, const float* __restrict__ cpad, int tpad) {
+  constexpr int BM = WsLayout::kBM;
+  constexpr int TILE = BN * D * 2;  // bytes of one K or V tile
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t sraw = smem_u32(smem_raw);
+  const uint32_t sQ = (sraw + 1023) & ~1023u;
+  const uint32_t sK0 = sQ + BM * D * 2;
+  const uint32_t sV0 = sK0 + STAGES * TILE;
+  const uint32_t sC0 = sV0 + STAGES * TILE;
+  const uint32_t bar_q = sC0 + STAGES * BN * 4;
+  auto full_k = [&](int s) { return bar_q + 8 * (1 + s); };
+  auto full_v = [&](int s) { return bar_q + 8 * (1 + STAGES + s); };
+  auto empty_k = [&](int s) { return bar_q + 8 * (1 + 2 * STAGES + s); };
+  auto empty_v = [&](int s) { return bar_q + 8 * (1 + 3 * STAGES + s); };
+
+  const int m_block = gridDim.x - 1 - blockIdx.x;  // longest query blocks first
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int hk = h / (p.H / p.Hkv);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int Tq = p.Tq, Tk = p.Tk, off = Tk - Tq;
+  const int q0 = m_block * BM;
+  const float* cg = GATE ? p.c + b * p.c_sb + h * p.c_sh : nullptr;
+  const float* cb = GATE ? cpad + (int64_t)(b * p.H + h) * tpad : nullptr;
+  const KeyBlocks blocks = key_block_range<BM, BN, GATE>(p, b, h, q0, cg);
+  const int ss = blocks.seq_start, n_end = blocks.end, n_begin = blocks.begin;
+  const int nblk = n_end - n_begin;
+
+  if (threadIdx.x == 0) {
+    mbar_init(bar_q, 1);
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full_k(s), 1);
+      mbar_init(full_v(s), 1);
+      mbar_init(empty_k(s), WsLayout::kConsumerThreads);
+      mbar_init(empty_v(s), WsLayout::kConsumerThreads);
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();  // the only CTA-wide barrier
+
+  if (warp >= WsLayout::kConsumerThreads / 32) {  // producer warpgroup
+    regs_dec<24>();
+    if (warp == WsLayout::kConsumerThreads / 32 && lane == 0 && nblk > 0) {
+      mbar_expect_tx(bar_q, BM * D * 2);
+      for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sQ + d0 * BM * 128, &tm_q, bar_q, d0 * 64, q0, h, b);
+      for (int it = 0; it < nblk; ++it) {
+        const int st = it % STAGES;
+        const uint32_t reuse_parity = ((it / STAGES) + 1) & 1;  // the previous use's phase
+        const int kb = (n_end - 1 - it) * BN;
+        if (it >= STAGES) mbar_wait(empty_k(st), reuse_parity);
+        mbar_expect_tx(full_k(st), TILE + (GATE ? BN * 4 : 0));
+        for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sK0 + st * TILE + d0 * BN * 128, &tm_k, full_k(st), d0 * 64, kb, hk, b);
+        if (GATE) bulk_load(sC0 + st * BN * 4, cb + kb, BN * 4, full_k(st));
+        if (it >= STAGES) mbar_wait(empty_v(st), reuse_parity);
+        mbar_expect_tx(full_v(st), TILE);
+        for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sV0 + st * TILE + d0 * BN * 128, &tm_v, full_v(st), d0 * 64, kb, hk, b);
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ----
+  regs_inc<240>();
+  const int wg = warp >> 2, wi = warp & 3, g = lane >> 2, tq = lane & 3;
+  const int row0 = wg * 64 + wi * 16 + g;  // this thread's rows: row0, row0 + 8
+  const int pos0 = off + q0 + row0, pos1 = pos0 + 8;
+  const float ci0 = GATE ? cb[min(pos0, Tk - 1)] : 0.f;
+  const float ci1 = GATE ? cb[min(pos1, Tk - 1)] : 0.f;
+  const float sl2 = p.scale_log2;
+  const float* sC_gen = reinterpret_cast<const float*>(smem_raw + (sC0 - sraw));
+
+  float o[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // running max (log2, true frame), sum
+  float s[BN / 2];
+  uint32_t pf[BN / 16][4];
+
+  auto issue_s = [&](int st) {
+    const uint32_t sK = sK0 + st * TILE;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint32_t koff = (kk & 3) << 5;
+      const uint64_t da = gmma_desc(sQ + (kk >> 2) * (BM * 128) + wg * 64 * 128 + koff, 16, 1024);
+      const uint64_t db = gmma_desc(sK + (kk >> 2) * (BN * 128) + koff, 16, 1024);
+      WgOp<T, BN>::ss(s, da, db, kk > 0 ? 1 : 0);
+    }
+  };
+  auto issue_pv = [&](int st) {
+    const uint32_t sV = sV0 + st * TILE;
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      // MN-major operand: LBO = stride between 64-wide d blocks, SBO = stride between 8-key groups.
+      const uint64_t dv = gmma_desc(sV + kk * 16 * 128, BN * 128, 1024);
+      WgOp<T, D>::rs(o, pf[kk], dv);
+    }
+  };
+  // Scores of block `it` (slot st) -> probabilities in place; sc = rescale factor for O.
+  auto softmax = [&](int it, int st, float& sc0, float& sc1) {
+    const int kb0 = (n_end - 1 - it) * BN;
+    const float* sc = sC_gen + st * BN;
+    float r0 = 0.f, r1 = 0.f;
+    if (GATE) {
+      const float cr = sc[0];
+      r0 = ci0 - cr;
+      r1 = ci1 - cr;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const float2 cj = *reinterpret_cast<const float2*>(sc + j * 8 + 2 * tq);
+        const float n0 = cr - cj.x, n1 = cr - cj.y;
+        s[4 * j] = fmaf(s[4 * j], sl2, n0);
+        s[4 * j + 1] = fmaf(s[4 * j + 1], sl2, n1);
+        s[4 * j + 2] = fmaf(s[4 * j + 2], sl2, n0);
+        s[4 * j + 3] = fmaf(s[4 * j + 3], sl2, n1);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) s[i] *= sl2;
+    }
+    const bool need_mask = (kb0 + BN - 1 > off + q0) || (kb0 < ss) || (kb0 + BN > Tk);
+    if (need_mask) {
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = kb0 + j * 8 + 2 * tq + e;
+          const bool bad = col < ss || col >= Tk;
+          if (bad || col > pos0) s[4 * j + e] = -INFINITY;
+          if (bad || col > pos1) s[4 * j + 2 + e] = -INFINITY;
+        }
+      }
+    }
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      mx0 = fmaxf(mx0, fmaxf(s[4 * j], s[4 * j + 1]));
+      mx1 = fmaxf(mx1, fmaxf(s[4 * j + 2], s[4 * j + 3]));
+    }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffff, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffff, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffff, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffff, mx1, 2));
+    // New running max in the true frame (score + r); -inf while every key so far is masked.
+    const float nm0 = fmaxf(m0, mx0 + r0), nm1 = fmaxf(m1, mx1 + r1);
+    sc0 = fast_exp2(m0 - (nm0 == -INFINITY ? 0.f : nm0));
+    sc1 = fast_exp2(m1 - (nm1 == -INFINITY ? 0.f : nm1));
+    m0 = nm0;
+    m1 = nm1;
+    const float mu0 = nm0 == -INFINITY ? 0.f : nm0 - r0;  // subtrahend in this block's frame
+    const float mu1 = nm1 == -INFINITY ? 0.f : nm1 - r1;
+    float rs0 = 0.f, rs1 = 0.f;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      s[4 * j] = fast_exp2(s[4 * j] - mu0);
+      s[4 * j + 1] = fast_exp2(s[4 * j + 1] - mu0);
+      s[4 * j + 2] = fast_exp2(s[4 * j + 2] - mu1);
+      s[4 * j + 3] = fast_exp2(s[4 * j + 3] - mu1);
+      rs0 += s[4 * j] + s[4 * j + 1];
+      rs1 += s[4 * j + 2] + s[4 * j + 3];
+    }
+    l0 = l0 * sc0 + rs0;
+    l1 = l1 * sc1 + rs1;
+  };
+  auto rescale_pack = [&](float sc0, float sc1) {
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) {
+      o[4 * i] *= sc0;
+      o[4 * i + 1] *= sc0;
+      o[4 * i + 2] *= sc1;
+      o[4 * i + 3] *= sc1;
+    }
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      pf[j >> 1][(j & 1) * 2 + 0] = TypeTraits<T>::pack(s[4 * j], s[4 * j + 1]);
+      pf[j >> 1][(j & 1) * 2 + 1] = TypeTraits<T>::pack(s[4 * j + 2], s[4 * j + 3]);
+    }
+  };
+
+  if (nblk > 0) {
+    mbar_wait(bar_q, 0);
+    mbar_wait(full_k(0), 0);
+    wgmma_fence();
+    issue_s(0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    float sc0, sc1;
+    softmax(0, 0, sc0, sc1);
+    mbar_arrive(empty_k(0));
+    rescale_pack(sc0, sc1);
+  }
+  for (int it = 1; it < nblk; ++it) {
+    const int st = it % STAGES, pst = (it - 1) % STAGES;
+    mbar_wait(full_k(st), (it / STAGES) & 1);
+    mbar_wait(full_v(pst), ((it - 1) / STAGES) & 1);  // issued before K_it: already there
+    wgmma_fence();
+    issue_s(st);  // S_it = Q K_it^T
+    wgmma_commit();
+    issue_pv(pst);  // O += P_{it-1} V_{it-1}, runs during the softmax of S_it
+    wgmma_commit();
+    wgmma_wait<1>();
+    float sc0, sc1;
+    softmax(it, st, sc0, sc1);
+    mbar_arrive(empty_k(st));  // K and the gate values of slot st are consumed
+    wgmma_wait<0>();
+    mbar_arrive(empty_v(pst));
+    rescale_pack(sc0, sc1);
+  }
+  if (nblk > 0) {
+    const int st = (nblk - 1) % STAGES;
+    mbar_wait(full_v(st), ((nblk - 1) / STAGES) & 1);
+    wgmma_fence();
+    issue_pv(st);
+    wgmma_commit();
+    wgmma_wait<0>();
+  }
+
+  l0 += __shfl_xor_sync(0xffffffff, l0, 1);
+  l0 += __shfl_xor_sync(0xffffffff, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffff, l1, 1);
+  l1 += __shfl_xor_sync(0xffffffff, l1, 2);
+  const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
+  T* og = reinterpret_cast<T*>(p.o) + ((int64_t)(b * p.H + h) * Tq) * D;
+  const int qi0 = q0 + row0, qi1 = qi0 + 8;
+#pragma unroll
+  for (int i = 0; i < D / 8; ++i) {
+    const int col = i * 8 + 2 * tq;
+    if (qi0 < Tq)
+      *reinterpret_cast<uint32_t*>(og + (int64_t)qi0 * D + col) = TypeTraits<T>::pack(o[4 * i] * inv0, o[4 * i + 1] * inv0);
+    if (qi1 < Tq)
+      *reinterpret_cast<uint32_t*>(og + (int64_t)qi1 * D + col) = TypeTraits<T>::pack(o[4 * i + 2] * inv1, o[4 * i + 3] * inv1);
+  }
+}
+
+}  // namespace foxeval::fa
