@@ -1,8 +1,9 @@
 // Prefill Forgetting Attention on Hopper, warp-specialized (FlashAttention-3 layout, sm_90a).
 //
-// A CTA has two consumer warpgroups (64 query rows each, BM = 128) and one producer warpgroup
-// that gives its registers to the consumers (setmaxnreg: 24 vs 240 per thread, which the
-// consumers need for O, S and P at head dim 128). The producer's elected lane streams Q once and then K, V and the block's gate values through
+// A CTA has NCWG consumer warpgroups (64 query rows each, BM = 64 NCWG) and one producer
+// warpgroup that gives its registers to the consumers (setmaxnreg: 24 per producer thread,
+// 240 (NCWG = 2) or 160 (NCWG = 3) per consumer thread; head dim 128 needs the 240). The
+// producer's elected lane streams Q once and then K, V and the block's gate values through
 // STAGES-deep rings with the bulk-copy engine (TMA for the 128B-swizzled K/V tiles, a plain
 // bulk copy for the fp32 gate values), each slot guarded by a "full" transaction barrier that
 // the copies count down and an "empty" barrier that all consumer threads arrive at once they
@@ -11,15 +12,19 @@
 //
 // Consumers, per key block j (from the diagonal backwards): S_j = Q K_j^T is issued together
 // with O += P_{j-1} V_{j-1} (both async wgmma); the softmax of S_j runs while the PV product is
-// in flight. Layouts and descriptors as in fa_prefill_wgmma.cuh: tiles are [D/64][rows][64]
-// with 128-byte rows in the hardware 128B swizzle (which is what TMA writes), P stays in
-// registers (the accumulator layout is the A-fragment layout).
+// in flight. With PINGPONG the warpgroups take turns to issue their products (named barriers in
+// a ring), so one warpgroup's softmax overlaps the others' products.
+// Shared layout of a [rows x D] tile: [D/64][rows][64] with 128-byte rows, 16-byte chunk c of
+// row r at c ^ (r & 7): the hardware 128B swizzle, which is what TMA writes with
+// CU_TENSOR_MAP_SWIZZLE_128B into 1024-byte aligned tiles and what the wgmma descriptors read.
+// S = Q K^T reads Q and K K-major; P stays in registers (the wgmma accumulator layout is the
+// A-fragment layout); O += P V reads V as an MN-major (transposed) operand.
 //
 // Gate: the gate values arrive pre-multiplied by log2(e) (cpad, [B*H, tpad] fp32). The bias
 // c_i - c_j is split around c_r = c of the block's first key: the column term n_j = c_r - c_j
 // is folded into the score with one FMA, the row term r_i = c_i - c_r into the row maximum, so
-// the gate costs one FMA per score, and both terms are differences of nearby values (no loss of
-// precision when c reaches -1e4 at long context).
+// the gate costs one FMA per score. Each term is rounded at the magnitude of a bias, never at
+// the magnitude of c itself (which reaches -1e4 at long context).
 #pragma once
 #include "fa_common.cuh"
 #include "fa_prefill.cuh"
@@ -46,25 +51,41 @@ FA_WGOP(__half, f16, 64)
 FA_WGOP(__half, f16, 128)
 #undef FA_WGOP
 
-struct WsLayout {
-  static constexpr int kConsumerThreads = 256;  // two warpgroups
+// NCWG consumer warpgroups of 64 query rows each, one producer warpgroup.
+template <int NCWG> struct WsLayout {
+  static constexpr int kConsumerThreads = NCWG * 128;
   static constexpr int kThreads = kConsumerThreads + 128;
-  static constexpr int kBM = 128;
+  static constexpr int kBM = NCWG * 64;
+  static constexpr int kProducerRegs = 24;
+  // What the consumers may take of the 64K registers (a multiple of 8, at most 240).
+  static constexpr int kConsumerRegs = ((65536 - 128 * kProducerRegs) / kConsumerThreads) / 8 * 8 > 240
+                                           ? 240
+                                           : ((65536 - 128 * kProducerRegs) / kConsumerThreads) / 8 * 8;
 };
 
 template <int N> __device__ __forceinline__ void regs_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
 template <int N> __device__ __forceinline__ void regs_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
 
-template <int D, int BN, int STAGES>
+template <int D, int BN, int STAGES, int NCWG>
 constexpr int ws_smem_bytes() {
-  return 1024 + WsLayout::kBM * D * 2 + 2 * STAGES * BN * D * 2 + STAGES * BN * 4 + 8 * (1 + 4 * STAGES);
+  return 1024 + WsLayout<NCWG>::kBM * D * 2 + 2 * STAGES * BN * D * 2 + STAGES * BN * 4 + 8 * (1 + 4 * STAGES);
 }
 
-template <typename T, int D, int BN, int STAGES, bool GATE>
-__global__ void __launch_bounds__(WsLayout::kThreads, 1)
+// Named barriers 1..NCWG order the consumer warpgroups' MMA issue in a ring (PINGPONG): while
+// one warpgroup does its softmax, the next one's products run on the tensor cores.
+__device__ __forceinline__ void named_bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
+__global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     fa_prefill_ws_kernel(const FaParams p, const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                          const __grid_constant__ CUtensorMap tm_v, const float* __restrict__ cpad, int tpad) {
-  constexpr int BM = WsLayout::kBM;
+  using L = WsLayout<NCWG>;
+  constexpr int BM = L::kBM;
   constexpr int TILE = BN * D * 2;  // bytes of one K or V tile
   extern __shared__ unsigned char smem_raw[];
   const uint32_t sraw = smem_u32(smem_raw);
@@ -95,16 +116,16 @@ __global__ void __launch_bounds__(WsLayout::kThreads, 1)
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_k(s), 1);
       mbar_init(full_v(s), 1);
-      mbar_init(empty_k(s), WsLayout::kConsumerThreads);
-      mbar_init(empty_v(s), WsLayout::kConsumerThreads);
+      mbar_init(empty_k(s), L::kConsumerThreads);
+      mbar_init(empty_v(s), L::kConsumerThreads);
     }
     mbar_fence_init();
   }
   __syncthreads();  // the only CTA-wide barrier
 
-  if (warp >= WsLayout::kConsumerThreads / 32) {  // producer warpgroup
-    regs_dec<24>();
-    if (warp == WsLayout::kConsumerThreads / 32 && lane == 0 && nblk > 0) {
+  if (warp >= L::kConsumerThreads / 32) {  // producer warpgroup
+    regs_dec<L::kProducerRegs>();
+    if (warp == L::kConsumerThreads / 32 && lane == 0 && nblk > 0) {
       mbar_expect_tx(bar_q, BM * D * 2);
       for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sQ + d0 * BM * 128, &tm_q, bar_q, d0 * 64, q0, h, b);
       for (int it = 0; it < nblk; ++it) {
@@ -124,7 +145,7 @@ __global__ void __launch_bounds__(WsLayout::kThreads, 1)
   }
 
   // ---- consumers ----
-  regs_inc<240>();
+  regs_inc<L::kConsumerRegs>();
   const int wg = warp >> 2, wi = warp & 3, g = lane >> 2, tq = lane & 3;
   const int row0 = wg * 64 + wi * 16 + g;  // this thread's rows: row0, row0 + 8
   const int pos0 = off + q0 + row0, pos1 = pos0 + 8;
@@ -240,6 +261,9 @@ __global__ void __launch_bounds__(WsLayout::kThreads, 1)
     }
   };
 
+  // Ping-pong: the last warpgroup opens the ring for the first (and skips its own last signal,
+  // so that every arrival is matched).
+  if (PINGPONG && nblk > 1 && wg == NCWG - 1) named_bar_arrive(1, 256);
   if (nblk > 0) {
     mbar_wait(bar_q, 0);
     mbar_wait(full_k(0), 0);
@@ -256,11 +280,13 @@ __global__ void __launch_bounds__(WsLayout::kThreads, 1)
     const int st = it % STAGES, pst = (it - 1) % STAGES;
     mbar_wait(full_k(st), (it / STAGES) & 1);
     mbar_wait(full_v(pst), ((it - 1) / STAGES) & 1);  // issued before K_it: already there
+    if (PINGPONG) named_bar_sync(1 + wg, 256);  // my turn on the tensor cores
     wgmma_fence();
     issue_s(st);  // S_it = Q K_it^T
     wgmma_commit();
     issue_pv(pst);  // O += P_{it-1} V_{it-1}, runs during the softmax of S_it
     wgmma_commit();
+    if (PINGPONG && !(wg == NCWG - 1 && it == nblk - 1)) named_bar_arrive(1 + (wg + 1) % NCWG, 256);  // next one's turn
     wgmma_wait<1>();
     float sc0, sc1;
     softmax(it, st, sc0, sc1);

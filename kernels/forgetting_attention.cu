@@ -1,12 +1,11 @@
 // CUDA Forgetting Attention: host side (argument checks, dispatch, launches).
 //
 // Kernels (design and measurements in kernels/NOTES.md):
-//   fa_prefill_wgmma.cuh  Hopper wgmma prefill, the default for head dim 128 on sm_90;
-//   fa_prefill.cuh        FlashAttention-2 style mma.sync prefill, the default for head dim 64
-//                         (faster than the wgmma kernel there) and off Hopper;
-//   fa_decode.cuh         flash-decoding (split along the keys) for Tq <= kDecodeMaxTq.
-// FOXEVAL_FA_IMPL=mma|wgmma forces the prefill kernel; FOXEVAL_FA_WG_CFG=<BN>x<warpgroups>
-// tries other wgmma tiles for bf16 gated prefill (tuning only).
+//   fa_prefill_ws.cuh  Hopper prefill (sm_90): a TMA producer warpgroup feeding wgmma consumer
+//                      warpgroups through mbarrier rings (FlashAttention-3 layout); the default;
+//   fa_prefill.cuh     FlashAttention-2 style mma.sync prefill, for GPUs other than sm_90;
+//   fa_decode.cuh      flash-decoding (split along the keys) for Tq <= kDecodeMaxTq.
+// FOXEVAL_FA_IMPL=mma|ws forces the prefill kernel (tests run both on an H100).
 //
 // Adaptive computation pruning (args.adaptive_threshold [B, H], natural-log units, off when
 // undefined): a key block (prefill, BN keys) or key (decode) is skipped when the decay bias
@@ -21,7 +20,6 @@
 
 #include "kernels/fa_decode.cuh"
 #include "kernels/fa_prefill.cuh"
-#include "kernels/fa_prefill_wgmma.cuh"
 #include "kernels/fa_prefill_ws.cuh"
 
 #include <ATen/ATen.h>
@@ -69,22 +67,6 @@ void launch_prefill(const fa::FaParams& p, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Hopper path: NWG warpgroups x 64 query rows, wgmma for both products.
-template <typename T, int D, int BN, int NWG, bool GATE>
-void launch_prefill_wgmma_cfg(const fa::FaParams& p, cudaStream_t stream) {
-  constexpr int BM = NWG * 64;
-  constexpr int smem = (BM + 6 * BN) * D * (int)sizeof(T) + 1024;
-  auto kernel = fa::fa_prefill_wgmma_kernel<T, D, BN, NWG, GATE>;
-  static bool configured = false;
-  if (!configured) {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    configured = true;
-  }
-  dim3 grid((p.Tq + BM - 1) / BM, p.H, p.B);
-  kernel<<<grid, NWG * 128, smem, stream>>>(p);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
 // ---- warp-specialized TMA prefill (fa_prefill_ws.cuh) ----
 
 // cuTensorMapEncodeTiled from the driver, found through the runtime (no link to libcuda).
@@ -129,17 +111,18 @@ __global__ void pack_gate_kernel(const float* __restrict__ c, int64_t c_sb, int6
     cpad[(int64_t)bh * tpad + t] = t < Tk ? c[b * c_sb + h * c_sh + t * c_st] * fa::kLog2e : 0.f;
 }
 
-template <typename T, int D, int BN, int STAGES, bool GATE>
+template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
 void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
-  constexpr int smem = fa::ws_smem_bytes<D, BN, STAGES>();
-  auto kernel = fa::fa_prefill_ws_kernel<T, D, BN, STAGES, GATE>;
+  using L = fa::WsLayout<NCWG>;
+  constexpr int smem = fa::ws_smem_bytes<D, BN, STAGES, NCWG>();
+  auto kernel = fa::fa_prefill_ws_kernel<T, D, BN, STAGES, NCWG, PINGPONG, GATE>;
   static bool configured = false;
   if (!configured) {
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     configured = true;
   }
   constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
-  constexpr int BM = fa::WsLayout::kBM;
+  constexpr int BM = L::kBM;
   const CUtensorMap tq = head_tile_map(p.q, bf16, p.B, p.H, p.Tq, D, p.q_sb, p.q_sh, p.q_st, BM);
   const CUtensorMap tk = head_tile_map(p.k, bf16, p.B, p.Hkv, p.Tk, D, p.k_sb, p.k_sh, p.k_st, BN);
   const CUtensorMap tv = head_tile_map(p.v, bf16, p.B, p.Hkv, p.Tk, D, p.v_sb, p.v_sh, p.v_st, BN);
@@ -152,53 +135,27 @@ void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at:
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   dim3 grid((p.Tq + BM - 1) / BM, p.H, p.B);
-  kernel<<<grid, fa::WsLayout::kThreads, smem, stream>>>(p, tq, tk, tv, GATE ? cpad.data_ptr<float>() : nullptr, tpad);
+  kernel<<<grid, L::kThreads, smem, stream>>>(p, tq, tk, tv, GATE ? cpad.data_ptr<float>() : nullptr, tpad);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// Layouts (measurements in kernels/NOTES.md): head dim 64 runs 3 consumer warpgroups (192 query
+// rows share each K/V block) in ping-pong; head dim 128 needs 240 registers per consumer thread,
+// so it runs 2 warpgroups, without ping-pong (slower there).
 template <typename T, int D, bool GATE>
 void launch_prefill_ws(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
-  if constexpr (D == 64) launch_prefill_ws_cfg<T, D, 128, 3, GATE>(p, stream, fopts);
-  else launch_prefill_ws_cfg<T, D, 128, 2, GATE>(p, stream, fopts);
-}
-
-// FOXEVAL_FA_WG_CFG=<BN>x<NWG> tries another tile for bf16 gated prefill (tuning only).
-std::string wg_cfg() {
-  static const std::string cfg = [] {
-    const char* e = std::getenv("FOXEVAL_FA_WG_CFG");
-    return std::string(e ? e : "");
-  }();
-  return cfg;
-}
-
-template <typename T, int D, bool GATE>
-void launch_prefill_wgmma(const fa::FaParams& p, cudaStream_t stream) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16> && GATE) {
-    const std::string cfg = wg_cfg();
-    if constexpr (D == 64) {
-      if (cfg == "64x2") return launch_prefill_wgmma_cfg<T, D, 64, 2, GATE>(p, stream);
-      if (cfg == "64x1") return launch_prefill_wgmma_cfg<T, D, 64, 1, GATE>(p, stream);
-      if (cfg == "128x1") return launch_prefill_wgmma_cfg<T, D, 128, 1, GATE>(p, stream);
-    } else {
-      if (cfg == "64x3") return launch_prefill_wgmma_cfg<T, D, 64, 3, GATE>(p, stream);
-      if (cfg == "64x2") return launch_prefill_wgmma_cfg<T, D, 64, 2, GATE>(p, stream);
-      if (cfg == "64x1") return launch_prefill_wgmma_cfg<T, D, 64, 1, GATE>(p, stream);
-    }
-  }
-  // Defaults: 2 warpgroups x 64 query rows, 128-key blocks (the fastest measured for head
-  // dim 128; head dim 64 uses the mma.sync kernel by default).
-  launch_prefill_wgmma_cfg<T, D, 128, 2, GATE>(p, stream);
+  if constexpr (D == 64) launch_prefill_ws_cfg<T, D, 128, 3, 3, true, GATE>(p, stream, fopts);
+  else launch_prefill_ws_cfg<T, D, 128, 2, 2, false, GATE>(p, stream, fopts);
 }
 
 // Prefill kernel choice. Default on sm_90: the warp-specialized TMA kernel (ws); elsewhere the
-// mma.sync kernel. FOXEVAL_FA_IMPL=mma|wgmma|ws forces one (tuning and tests).
-enum class Prefill { mma, wgmma, ws };
+// mma.sync kernel. FOXEVAL_FA_IMPL=mma|ws forces one (tests run both on an H100).
+enum class Prefill { mma, ws };
 Prefill prefill_impl() {
   static const int forced = [] {
     const char* e = std::getenv("FOXEVAL_FA_IMPL");
     if (e && std::strcmp(e, "mma") == 0) return 0;
-    if (e && std::strcmp(e, "wgmma") == 0) return 1;
-    if (e && std::strcmp(e, "ws") == 0) return 2;
+    if (e && std::strcmp(e, "ws") == 0) return 1;
     return -1;
   }();
   const auto* prop = at::cuda::getCurrentDeviceProperties();
@@ -244,9 +201,6 @@ void dispatch(fa::FaParams& p, bool gate, bool decode, cudaStream_t stream, cons
     if (impl == Prefill::ws) {
       if (gate) launch_prefill_ws<T, D, true>(p, stream, fopts);
       else launch_prefill_ws<T, D, false>(p, stream, fopts);
-    } else if (impl == Prefill::wgmma) {
-      if (gate) launch_prefill_wgmma<T, D, true>(p, stream);
-      else launch_prefill_wgmma<T, D, false>(p, stream);
     } else {
       if (gate) launch_prefill<T, D, true>(p, stream);
       else launch_prefill<T, D, false>(p, stream);
@@ -259,7 +213,6 @@ void dispatch(fa::FaParams& p, bool gate, bool decode, cudaStream_t stream, cons
 const char* forgetting_attention_prefill_impl() {
   switch (prefill_impl()) {
     case Prefill::ws: return "ws";
-    case Prefill::wgmma: return "wgmma";
     default: return "mma";
   }
 }

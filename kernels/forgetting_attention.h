@@ -38,7 +38,7 @@ bool forgetting_attention_cuda_supports(const AttentionArgs& args);
 // (flash-decoding) when Tq is small and Tk long.
 at::Tensor forgetting_attention_cuda(const AttentionArgs& args);
 // Which prefill kernel forgetting_attention_cuda uses on the current device: "ws" (Hopper,
-// warp-specialized TMA), "wgmma" or "mma" (FOXEVAL_FA_IMPL forces one).
+// warp-specialized TMA) or "mma" (FOXEVAL_FA_IMPL forces one).
 const char* forgetting_attention_prefill_impl();
 
 }  // namespace foxeval

@@ -165,6 +165,15 @@ TEST_CASE("forgetting attention cuda: prefill matches fp64") {
   c.name = "prefill d64 tiny T=5";
   c.B = 1; c.H = 1; c.Hkv = 1; c.Tq = c.Tk = 5; c.strided_q = false;
   check_case(c);
+  // Query blocks of 192 rows (the Hopper head-dim-64 tile) cut across key blocks of 128, with a
+  // chunk offset Tk - Tq that is no multiple of either and grouped heads; then fp16 without a
+  // gate over 33 key blocks (the K/V rings wrap many times).
+  c.name = "prefill d64 chunked Tq=700 Tk=1333 GQA";
+  c.B = 2; c.H = 6; c.Hkv = 2; c.Tq = 700; c.Tk = 1333; c.D = 64; c.gate_bias = 1.0;
+  check_case(c);
+  c.name = "prefill d64 fp16 plain causal T=4099";
+  c.B = 1; c.H = 2; c.Hkv = 2; c.Tq = c.Tk = 4099; c.dtype = at::kHalf; c.gate = false;
+  check_case(c);
 }
 
 TEST_CASE("forgetting attention cuda: decode matches fp64") {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: build the standalone harness, run the tests, compute-sanitizer on a
 # small case, and the benchmark. Logs go to $OUT. Usage: bash kernels/dev/run_device.sh [nosan]
-# (run with carry [".deps"]). TEST_IMPLS / BENCH_IMPLS: other prefill kernels (mma, wgmma, ws)
+# (run with carry [".deps"]). TEST_IMPLS / BENCH_IMPLS: other prefill kernels (mma, ws)
 # to test / bench besides the default; BENCH_ARGS: extra bench flags.
 set -o pipefail
 cd "$(dirname "$0")/../.."
