@@ -10,7 +10,7 @@ struct FaParams {
   const void* q;
   const void* k;
   const void* v;
-  void* o;                     // [B, H, Tq, D] contiguous
+  void* o;                     // [B, H, Tq, D], last dim contiguous (prefill: strides o_s*)
   const float* c;              // cum log forget gate [B, H, Tk] (nullptr: plain causal)
   const int64_t* seq_start;    // [B] or nullptr
   const float* threshold;      // [B, H] or nullptr (adaptive computation pruning)
@@ -18,6 +18,7 @@ struct FaParams {
   int64_t k_sb, k_sh, k_st;
   int64_t v_sb, v_sh, v_st;
   int64_t c_sb, c_sh, c_st;
+  int64_t o_sb, o_sh, o_st;    // prefill output strides (decode writes o contiguous)
   int64_t thr_sb, thr_sh;
   int B, H, Hkv, Tq, Tk;
   float scale_log2;            // softmax scale * log2(e)

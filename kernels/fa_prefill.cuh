@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(NW * 32, 2) fa_prefill_kernel(const FaParams p
   }
 
   // Normalize and store.
-  T* og = reinterpret_cast<T*>(p.o) + ((int64_t)(b * p.H + h) * Tq) * D;
+  T* og = reinterpret_cast<T*>(p.o) + b * p.o_sb + h * p.o_sh;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
@@ -290,7 +290,7 @@ __global__ void __launch_bounds__(NW * 32, 2) fa_prefill_kernel(const FaParams p
       if (qi < Tq) {
 #pragma unroll
         for (int i = 0; i < D / 8; ++i)
-          *reinterpret_cast<uint32_t*>(og + (int64_t)qi * D + i * 8 + 2 * tq) =
+          *reinterpret_cast<uint32_t*>(og + (int64_t)qi * p.o_st + i * 8 + 2 * tq) =
               TypeTraits<T>::pack(o[mt][i][2 * hh] * inv, o[mt][i][2 * hh + 1] * inv);
       }
     }

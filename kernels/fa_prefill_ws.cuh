@@ -309,15 +309,15 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   l1 += __shfl_xor_sync(0xffffffff, l1, 1);
   l1 += __shfl_xor_sync(0xffffffff, l1, 2);
   const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
-  T* og = reinterpret_cast<T*>(p.o) + ((int64_t)(b * p.H + h) * Tq) * D;
+  T* og = reinterpret_cast<T*>(p.o) + b * p.o_sb + h * p.o_sh;
   const int qi0 = q0 + row0, qi1 = qi0 + 8;
 #pragma unroll
   for (int i = 0; i < D / 8; ++i) {
     const int col = i * 8 + 2 * tq;
     if (qi0 < Tq)
-      *reinterpret_cast<uint32_t*>(og + (int64_t)qi0 * D + col) = TypeTraits<T>::pack(o[4 * i] * inv0, o[4 * i + 1] * inv0);
+      *reinterpret_cast<uint32_t*>(og + (int64_t)qi0 * p.o_st + col) = TypeTraits<T>::pack(o[4 * i] * inv0, o[4 * i + 1] * inv0);
     if (qi1 < Tq)
-      *reinterpret_cast<uint32_t*>(og + (int64_t)qi1 * D + col) = TypeTraits<T>::pack(o[4 * i + 2] * inv1, o[4 * i + 3] * inv1);
+      *reinterpret_cast<uint32_t*>(og + (int64_t)qi1 * p.o_st + col) = TypeTraits<T>::pack(o[4 * i + 2] * inv1, o[4 * i + 3] * inv1);
   }
 }
 

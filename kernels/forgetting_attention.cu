@@ -261,7 +261,10 @@ at::Tensor forgetting_attention_cuda(const AttentionArgs& a) {
   at::Tensor v = aligned16(a.v) ? a.v : a.v.contiguous();
   const int B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3);
   const int Hkv = k.size(1), Tk = k.size(2);
-  at::Tensor out = at::empty({B, H, Tq, D}, q.options());
+  const bool decode = Tq <= kDecodeMaxTq;
+  // Prefill writes o as [B, Tq, H, D] in memory (returned as its [B, H, Tq, D] view), which is
+  // the layout the output projection reads: the caller's transpose back is free.
+  at::Tensor out = decode ? at::empty({B, H, Tq, D}, q.options()) : at::empty({B, Tq, H, D}, q.options()).transpose(1, 2);
   if (B == 0 || H == 0) return out;
 
   fa::FaParams p{};
@@ -269,6 +272,7 @@ at::Tensor forgetting_attention_cuda(const AttentionArgs& a) {
   p.k = k.data_ptr();
   p.v = v.data_ptr();
   p.o = out.data_ptr();
+  p.o_sb = out.stride(0); p.o_sh = out.stride(1); p.o_st = out.stride(2);
   p.q_sb = q.stride(0); p.q_sh = q.stride(1); p.q_st = q.stride(2);
   p.k_sb = k.stride(0); p.k_sh = k.stride(1); p.k_st = k.stride(2);
   p.v_sb = v.stride(0); p.v_sh = v.stride(1); p.v_st = v.stride(2);
@@ -292,7 +296,6 @@ at::Tensor forgetting_attention_cuda(const AttentionArgs& a) {
   const double scale = a.scale > 0.0 ? a.scale : 1.0 / std::sqrt((double)D);
   p.scale_log2 = (float)(scale * 1.4426950408889634);
 
-  const bool decode = Tq <= kDecodeMaxTq;
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
   const auto fopts = q.options().dtype(at::kFloat);
   if (q.scalar_type() == at::kBFloat16) {

@@ -10,7 +10,8 @@
 //   seq_start [B] int64 (optional): keys before it are left padding and get no weight.
 //   adaptive_threshold [B, H] float32 (optional): key blocks whose decay bias c_i - c_j is
 //   below it for every pair may be skipped (adaptive computation pruning, off by default).
-// Returns o [B, H, Tq, D] in q's dtype.
+// Returns o [B, H, Tq, D] in q's dtype (any strides: the CUDA prefill returns a view of a
+// [B, Tq, H, D] buffer).
 #pragma once
 #include <ATen/core/Tensor.h>
 
