@@ -83,7 +83,7 @@ __device__ __forceinline__ void named_bar_arrive(int id, int threads) {
 template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
 __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     fa_prefill_ws_kernel(const FaParams p, const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                         const __grid_constant__ CUtensorMap tm_v, const float* __restrict__ cpad, int tpad) {
+                         const __grid_constant__ CUtensorMap tm_v, const float* __restrict__ cpad, int tpad, int group) {
   using L = WsLayout<NCWG>;
   constexpr int BM = L::kBM;
   constexpr int TILE = BN * D * 2;  // bytes of one K or V tile
@@ -99,8 +99,16 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   auto empty_k = [&](int s) { return bar_q + 8 * (1 + 2 * STAGES + s); };
   auto empty_v = [&](int s) { return bar_q + 8 * (1 + 3 * STAGES + s); };
 
-  const int m_block = gridDim.x - 1 - blockIdx.x;  // longest query blocks first
-  const int h = blockIdx.y, b = blockIdx.z;
+  // Launch order (blocks start in blockIdx order): (b, h) pairs in groups of `group`, and
+  // within a group the longest query blocks first, heads fastest. A group's K/V is sized to
+  // stay in L2 while its CTAs run; longest-first inside it keeps the tail short.
+  const int n_m = (p.Tq + BM - 1) / BM, n_bh = p.B * p.H;
+  const int grp = blockIdx.x / (group * n_m);
+  const int gsize = min(group, n_bh - grp * group);
+  const int r = blockIdx.x - grp * group * n_m;
+  const int m_block = n_m - 1 - r / gsize;
+  const int bh = grp * group + r % gsize;
+  const int b = bh / p.H, h = bh % p.H;
   const int hk = h / (p.H / p.Hkv);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int Tq = p.Tq, Tk = p.Tk, off = Tk - Tq;

@@ -1,4 +1,4 @@
-// wgmma (sm_90a) wrappers used by fa_prefill_wgmma.cuh. Generated operand lists.
+// wgmma (sm_90a) wrappers used by fa_prefill_ws.cuh. Generated operand lists.
 #pragma once
 #include <cstdint>
 

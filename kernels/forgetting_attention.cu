@@ -111,6 +111,18 @@ __global__ void pack_gate_kernel(const float* __restrict__ c, int64_t c_sb, int6
     cpad[(int64_t)bh * tpad + t] = t < Tk ? c[b * c_sb + h * c_sh + t * c_st] * fa::kLog2e : 0.f;
 }
 
+// Query heads per launch group: as many as keep their K/V (Tk * D * 4 bytes per kv head) within
+// about half of an H100's 50 MB L2; FOXEVAL_FA_GROUP overrides (tuning).
+int64_t l2_head_group(int64_t Tk, int64_t D, int64_t q_per_kv) {
+  static const int64_t forced = [] {
+    const char* e = std::getenv("FOXEVAL_FA_GROUP");
+    return e ? std::max<int64_t>(1, std::atoll(e)) : int64_t(0);
+  }();
+  if (forced > 0) return forced;
+  const int64_t kv_bytes = std::max<int64_t>(1, Tk * D * 4);
+  return std::max<int64_t>(1, (int64_t(24) << 20) / kv_bytes * q_per_kv);
+}
+
 template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
 void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
   using L = fa::WsLayout<NCWG>;
@@ -134,8 +146,11 @@ void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at:
         p.c, p.c_sb, p.c_sh, p.c_st, p.H, p.Tk, tpad, cpad.data_ptr<float>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  dim3 grid((p.Tq + BM - 1) / BM, p.H, p.B);
-  kernel<<<grid, L::kThreads, smem, stream>>>(p, tq, tk, tv, GATE ? cpad.data_ptr<float>() : nullptr, tpad);
+  const int64_t n_m = (p.Tq + BM - 1) / BM, n_bh = (int64_t)p.B * p.H;
+  TORCH_CHECK(n_m * n_bh < (int64_t(1) << 31), "forgetting_attention_cuda: too many query blocks (", n_m * n_bh, ")");
+  const int group = (int)std::min<int64_t>(n_bh, l2_head_group(p.Tk, D, p.H / p.Hkv));
+  kernel<<<(unsigned)(n_m * n_bh), L::kThreads, smem, stream>>>(p, tq, tk, tv, GATE ? cpad.data_ptr<float>() : nullptr, tpad,
+                                                                  group);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
