@@ -52,10 +52,11 @@ while [ $(( (10 + ${#hdr} + 1) % 64 )) -ne 0 ]; do hdr="$hdr "; done
   printf '%s\n' "$hdr"; for i in $(seq 16); do tail -c 8192 data/default/tokens.npy; done; } >"$big"
 args=(loss --model $fox --data "$big" --bos-id 0 --seq-len 1024)
 "$FOXEVAL" "${args[@]}" --out "$tmp/full.json" >/dev/null 2>&1 || bad "64-document run"
-"$FOXEVAL" "${args[@]}" --out "$tmp/killed.json" >/dev/null 2>"$tmp/killed.err" &
+# --save-every 1: the first state save (about a second into the loop) says the run is mid-way.
+"$FOXEVAL" "${args[@]}" --out "$tmp/killed.json" --save-every 1 >/dev/null 2>"$tmp/killed.err" &
 pid=$!
-for _ in $(seq 100); do grep -q "/64" "$tmp/killed.err" 2>/dev/null && break; sleep 0.1; done
-sleep 0.5; kill -TERM $pid; wait $pid; rc=$?
+for _ in $(seq 300); do [ -f "$tmp/killed.json.state.json" ] && break; sleep 0.1; done
+kill -TERM $pid; wait $pid; rc=$?
 if [ $rc -eq 3 ] && [ -f "$tmp/killed.json.state.json" ]; then
   ok
   "$FOXEVAL" "${args[@]}" --out "$tmp/killed.json" --resume >/dev/null 2>&1 || bad "resume after SIGTERM"
