@@ -60,6 +60,22 @@ std::vector<int64_t> gen1(CausalLM& m, const std::vector<int64_t>& prompt, Gener
   return generate(m, {prompt}, o, tok)[0].ids;
 }
 
+// How far a continuation is from greedy under `judge`: the largest gap, over its tokens, between
+// the best logit and the chosen token's logit, with the continuation itself as the prefix.
+double greedy_gap(CausalLM& judge, const std::vector<int64_t>& prompt, const std::vector<int64_t>& continuation,
+                  double* max_logit = nullptr) {
+  std::vector<int64_t> ids = prompt;
+  ids.insert(ids.end(), continuation.begin(), continuation.end());
+  at::Tensor l = logits(judge, at::tensor(ids, at::kLong).view({1, -1})).to(at::kFloat)[0];  // [L, V]
+  if (max_logit) *max_logit = std::max(*max_logit, l.abs().max().item<double>());
+  double gap = 0;
+  for (size_t i = 0; i < continuation.size(); ++i) {
+    at::Tensor row = l[static_cast<int64_t>(prompt.size() + i - 1)];
+    gap = std::max(gap, (row.max() - row[continuation[i]]).item<double>());
+  }
+  return gap;
+}
+
 }  // namespace
 
 TEST_CASE("generate: greedy with the cache equals recomputation without it (seven families, fp32 and bf16)") {
@@ -123,7 +139,6 @@ TEST_CASE("generate: the trained FoX (Pro) reproduces the official greedy contin
   const nlohmann::json meta = nlohmann::json::parse(std::ifstream(dir + "/reference.json"));
   SafetensorsFile ref(dir + "/reference.safetensors");
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(dir);
-  auto model = load_model(dir, RunOptions{"cpu", "bfloat16"});
   std::vector<std::vector<int64_t>> prompts, officials;
   for (int k = 0; k < 3; ++k) {
     const std::vector<int64_t> official = to_ids(ref.read("greedy_" + std::to_string(k)));
@@ -134,6 +149,7 @@ TEST_CASE("generate: the trained FoX (Pro) reproduces the official greedy contin
     officials.push_back(slice(official, prompt.size(), official.size()));
   }
   GenerateOptions o = greedy(40);  // the official continuations did not stop at EOS
+  auto model = load_model(dir, RunOptions{"cpu", "bfloat16"});
   const std::vector<Generation> batch = generate(*model, prompts, o, &tok);
   for (int k = 0; k < 3; ++k) {
     const std::vector<int64_t> alone = gen1(*model, prompts[k], o);
@@ -142,6 +158,35 @@ TEST_CASE("generate: the trained FoX (Pro) reproduces the official greedy contin
                       << "/40; text: " << tok.decode(alone));
     CHECK(alone == officials[k]);
     CHECK(batch[k].ids == officials[k]);
+  }
+  // On CUDA the prompts go through the prefill kernel and the tokens through the decode kernel
+  // (head dim 64). This memorising model has near-ties: the official bf16 greedy_0 picks, at its
+  // token 35, the second-best token under our fp32 model (which, like CUDA bf16, picks the other).
+  // So the bar is "greedy up to bf16 noise": under our fp32 model every CUDA token's logit is
+  // within kGap of the best one. kGap is one bf16 ulp at this model's logit sizes (up to ~40,
+  // ulp 0.25 in [32, 64)); the official bf16 sequences themselves need 0.054 (measured).
+  constexpr double kGap = 0.25;
+  auto judge = load_model(dir, RunOptions{"cpu", "float32"});
+  double official_gap = 0, max_logit = 0;
+  for (int k = 0; k < 3; ++k)
+    official_gap = std::max(official_gap, greedy_gap(*judge, prompts[k], officials[k], &max_logit));
+  MESSAGE("official greedy continuations under our fp32 model: max gap to greedy " << official_gap << ", largest |logit| "
+                                                                                     << max_logit);
+  CHECK(official_gap <= kGap);
+  if (!at::hasCUDA()) return;
+  auto gpu = load_model(dir, RunOptions{"cuda", "bfloat16"});
+  const std::vector<Generation> gpu_batch = generate(*gpu, prompts, o, &tok);
+  for (int k = 0; k < 3; ++k) {
+    const std::vector<int64_t> alone = gen1(*gpu, prompts[k], o);
+    const double gap_alone = greedy_gap(*judge, prompts[k], alone);
+    const double gap_batch = greedy_gap(*judge, prompts[k], gpu_batch[k].ids);
+    MESSAGE("greedy_" << k << " (cuda, bf16): " << count_equal(alone, officials[k]) << "/40 match the official (common prefix "
+                      << common_prefix(alone, officials[k]) << "), max gap to fp32 greedy " << gap_alone << "; batched: "
+                      << count_equal(gpu_batch[k].ids, officials[k]) << "/40, gap " << gap_batch);
+    CHECK(alone.size() == 40);
+    CHECK(gpu_batch[k].ids.size() == 40);
+    CHECK(gap_alone <= kGap);
+    CHECK(gap_batch <= kGap);
   }
 }
 
