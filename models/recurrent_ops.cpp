@@ -148,6 +148,12 @@ at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at
   return out;
 }
 
+at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real_mask,
+                          at::Tensor* state, at::ScalarType out_dtype) {
+  at::Tensor y = causal_conv1d(zero_padding(x, real_mask), weight, at::Tensor(), state);
+  return (silu ? at::silu(y) : y).to(out_dtype);
+}
+
 at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                                   double scale, at::Tensor& state, int64_t chunk) {
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);

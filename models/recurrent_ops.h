@@ -108,6 +108,12 @@ at::Tensor zero_padding(const at::Tensor& x, const at::Tensor& real_mask);
 // not null it is replaced by the last K-1 inputs including x. Returns fp32 [B, T, C].
 at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state);
 
+// fla's ShortConvolution (HGRN2, DeltaNet): padded positions zeroed first, causal_conv1d without
+// bias, optional SiLU, all in fp32, output in `out_dtype`. `state` as in causal_conv1d (null:
+// no cache).
+at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real_mask,
+                          at::Tensor* state, at::ScalarType out_dtype);
+
 // Gated linear attention (GLA / HGRN2; Mamba-2's SSD with a scalar gate):
 //   S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T,   o_t = scale * S_t^T q_t
 // q, k [B, H, T, K]; v [B, H, T, V]; g [B, H, T, K] (a log decay per key dimension) or

@@ -91,14 +91,9 @@ class DeltaNetModel : public recurrent::RecurrentLM {
                                           std::vector<at::Tensor>* slots) { return attention(w, h, real, slots); });
   }
 
-  // fla ShortConvolution (causal_conv1d_fn): padding zeroed, fp32 sum and activation,
-  // compute-dtype output.
   at::Tensor short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real,
                         std::vector<at::Tensor>* slots, int slot) {
-    at::Tensor local;
-    at::Tensor* st = slots ? &(*slots)[slot] : &local;
-    at::Tensor y = recurrent::causal_conv1d(recurrent::zero_padding(x, real), weight, at::Tensor(), st);
-    return (silu ? at::silu(y) : y).to(loader_.compute);
+    return recurrent::fla_short_conv(x, weight, silu, real, slots ? &(*slots)[slot] : nullptr, loader_.compute);
   }
 
   at::Tensor qk_feature(at::Tensor t) {  // [B, T, H, Dk] compute dtype

@@ -95,12 +95,10 @@ class Hgrn2Model : public recurrent::RecurrentLM {
                                           std::vector<at::Tensor>* slots) { return attention(w, h, real, slots); });
   }
 
-  // fla ShortConvolution without activation: padding zeroed first, fp32 sum, compute-dtype output.
+  // fla ShortConvolution without activation.
   at::Tensor short_conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& real,
                         std::vector<at::Tensor>* slots, int slot) {
-    at::Tensor local;
-    at::Tensor* st = slots ? &(*slots)[slot] : &local;
-    return recurrent::causal_conv1d(recurrent::zero_padding(x, real), weight, at::Tensor(), st).to(loader_.compute);
+    return recurrent::fla_short_conv(x, weight, false, real, slots ? &(*slots)[slot] : nullptr, loader_.compute);
   }
 
   at::Tensor attention(const Layer& w, const at::Tensor& h, const at::Tensor& real, std::vector<at::Tensor>* slots) {
