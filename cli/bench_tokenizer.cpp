@@ -7,12 +7,12 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
 #include "data/errors.h"
+#include "data/json_file.h"
 #include "data/json_escape.h"
 #include "data/tokenizer.h"
 
@@ -24,14 +24,6 @@ struct BenchArgs {
   std::string json_out, model;
   int repeats = 7;
 };
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Median seconds of `repeats` runs of `fn` after one warm-up run.
 double median_seconds(const std::function<void()>& fn, int repeats) {

@@ -5,25 +5,16 @@
 
 #include <cctype>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
 #include "data/errors.h"
+#include "data/json_file.h"
 #include "data/tokenizer.h"
 
 namespace foxeval {
 namespace {
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // "1,2,3", "1 2 3" or "[1, 2, 3]" -> ids.
 std::vector<int64_t> parse_id_list(const std::string& s) {

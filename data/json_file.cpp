@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "data/errors.h"
 
@@ -40,6 +41,14 @@ nlohmann::json read_json(const std::string& path) {
   } catch (const std::exception& e) {
     throw Error(fmt::format("{}: malformed JSON: {}", path, e.what()));
   }
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace foxeval

@@ -1,5 +1,5 @@
 // Result and state files: written atomically (temp file, fsync, rename), so an interrupted
-// run never leaves a half-written file behind.
+// run never leaves a half-written file behind. And whole-file reads.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -9,5 +9,6 @@ namespace foxeval {
 
 void write_json_atomic(const std::string& path, const nlohmann::json& value, int indent = 1);
 nlohmann::json read_json(const std::string& path);  // errors name the file
+std::string read_text_file(const std::string& path);  // the whole file, bytes as they are; errors name the file
 
 }  // namespace foxeval

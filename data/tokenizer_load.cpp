@@ -6,11 +6,11 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "data/errors.h"
+#include "data/json_file.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_impl.h"
 #include "data/utf8.h"
@@ -46,14 +46,6 @@ std::string to_bytes(std::string_view s, const std::vector<int>& table, const st
     i += n;
   }
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open tokenizer file " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 bool is_file(const fs::path& p) {
@@ -104,7 +96,7 @@ Gpt2Tokenizer Gpt2Tokenizer::load_files(const std::string& vocab_json,
 
   nlohmann::json vocab;
   try {
-    vocab = nlohmann::json::parse(read_file(vocab_json));
+    vocab = nlohmann::json::parse(read_text_file(vocab_json));
   } catch (const nlohmann::json::exception& e) {
     throw Error(vocab_json + ": not valid JSON: " + e.what());
   }
@@ -141,7 +133,7 @@ Gpt2Tokenizer Gpt2Tokenizer::load_files(const std::string& vocab_json,
   }
   std::vector<int32_t> merged_ids;
   {
-    std::istringstream in(read_file(merges_txt));
+    std::istringstream in(read_text_file(merges_txt));
     std::string line;
     std::size_t lineno = 0;
     int32_t rank = 256;
