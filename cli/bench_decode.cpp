@@ -39,23 +39,11 @@ struct BenchDecodeArgs {
   RunOptions run;
 };
 
+// A non-empty list of positive integers.
 std::vector<int64_t> parse_list(const std::string& s, const char* flag) {
-  std::vector<int64_t> v;
-  size_t i = 0;
-  while (i < s.size()) {
-    if (s[i] == ',' || std::isspace(static_cast<unsigned char>(s[i]))) {
-      ++i;
-      continue;
-    }
-    size_t used = 0;
-    try {
-      v.push_back(std::stoll(s.substr(i), &used));
-    } catch (const std::exception&) {
-      throw Error(fmt::format("{}: not an integer: '{}'", flag, s.substr(i, 12)));
-    }
-    if (v.back() <= 0) throw Error(fmt::format("{}: values must be positive", flag));
-    i += used;
-  }
+  std::vector<int64_t> v = parse_int_list(s, flag);
+  for (int64_t x : v)
+    if (x <= 0) throw Error(fmt::format("{}: values must be positive", flag));
   if (v.empty()) throw Error(fmt::format("{}: empty list", flag));
   return v;
 }

@@ -2,8 +2,16 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdint>
+#include <exception>
 #include <functional>
+#include <string>
 #include <vector>
+
+#include "data/errors.h"
 
 namespace foxeval {
 
@@ -30,6 +38,27 @@ inline CLI::App* command_group(CLI::App& root, const std::string& name, const st
   CLI::App* group = root.add_subcommand(name, about);
   group->require_subcommand(1);
   return group;
+}
+
+// A flag's list of integers: "1,2,3", "1 2 3" or "[1, 2, 3]". Errors name the flag and the place.
+inline std::vector<int64_t> parse_int_list(const std::string& s, const std::string& flag) {
+  std::vector<int64_t> v;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == ',' || c == '[' || c == ']' || std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    std::size_t used = 0;
+    try {
+      v.push_back(std::stoll(s.substr(i), &used));
+    } catch (const std::exception&) {
+      throw Error(fmt::format("{}: not an integer at character {}: '{}'", flag, i, s.substr(i, 12)));
+    }
+    i += used;
+  }
+  return v;
 }
 
 }  // namespace foxeval

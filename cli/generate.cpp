@@ -28,34 +28,15 @@ struct GenerateArgs {
   RunOptions run;
 };
 
-// "1,2,3", "1 2 3" or "[1, 2, 3]" -> ids.
-std::vector<int64_t> parse_ids(const std::string& s) {
-  std::vector<int64_t> ids;
-  size_t i = 0;
-  while (i < s.size()) {
-    const char c = s[i];
-    if (c == ',' || c == '[' || c == ']' || std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-      continue;
-    }
-    size_t used = 0;
-    try {
-      ids.push_back(std::stoll(s.substr(i), &used));
-    } catch (const std::exception&) {
-      throw Error(fmt::format("--prompt-ids: not an integer at character {}: '{}'", i, s.substr(i, 12)));
-    }
-    i += used;
-  }
-  if (ids.empty()) throw Error("--prompt-ids: no ids given");
-  return ids;
-}
-
 void run_generate(const GenerateArgs& a) {
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
   // Prompts in order: --prompt, --prompt-ids, then the lines of --prompt-file.
   std::vector<std::vector<int64_t>> prompts;
   if (!a.prompt.empty()) prompts.push_back(tok.encode(a.prompt, true, true));
-  if (!a.prompt_ids.empty()) prompts.push_back(parse_ids(a.prompt_ids));
+  if (!a.prompt_ids.empty()) {
+    prompts.push_back(parse_int_list(a.prompt_ids, "--prompt-ids"));
+    if (prompts.back().empty()) throw Error("--prompt-ids: no ids given");
+  }
   if (!a.prompt_file.empty()) {
     std::ifstream in(a.prompt_file, std::ios::binary);
     if (!in) throw Error("--prompt-file: cannot open " + a.prompt_file);

@@ -16,27 +16,6 @@
 namespace foxeval {
 namespace {
 
-// "1,2,3", "1 2 3" or "[1, 2, 3]" -> ids.
-std::vector<int64_t> parse_id_list(const std::string& s) {
-  std::vector<int64_t> ids;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const char c = s[i];
-    if (c == ',' || c == '[' || c == ']' || std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-      continue;
-    }
-    std::size_t used = 0;
-    try {
-      ids.push_back(std::stoll(s.substr(i), &used));
-    } catch (const std::exception&) {
-      throw Error(fmt::format("--ids: not an integer at character {}: '{}'", i, s.substr(i, 12)));
-    }
-    i += used;
-  }
-  return ids;
-}
-
 struct TokenizeArgs {
   std::string file, text, model;
   bool no_bos = false, plain = false;
@@ -72,7 +51,7 @@ void run_detokenize(const DetokenizeArgs& a) {
       throw Error(a.file + ": expected a JSON array of token ids (" + e.what() + ")");
     }
   } else {
-    ids = parse_id_list(a.ids);
+    ids = parse_int_list(a.ids, "--ids");
   }
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
   // Printed as is, without an added newline, so that output round-trips byte for byte.
