@@ -1,6 +1,7 @@
 // `foxeval loss` and `foxeval merge`.
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -53,7 +54,12 @@ CommandRegistrar loss_command([](CLI::App& root) {
       std::fprintf(stderr, "[loss] shard %lld of %lld (from %s)\n", static_cast<long long>(s->shard_index),
                    static_cast<long long>(s->num_shards), env.source.c_str());
     try {
-      print_summary(run_loss(*s));
+      const nlohmann::json result = run_loss(*s);
+      // The result is written: a signal from now on (printing, shutting down) must not turn a
+      // finished run into a killed one (exit 143).
+      std::signal(SIGINT, SIG_IGN);
+      std::signal(SIGTERM, SIG_IGN);
+      print_summary(result);
     } catch (const LossInterrupted& e) {
       std::fprintf(stderr, "foxeval loss: %s\n", e.what());
       std::exit(3);  // distinct from errors: the state is saved, --resume continues

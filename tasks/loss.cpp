@@ -146,12 +146,16 @@ nlohmann::json run_loss(const LossSettings& s) {
                       -1);
   };
 
-  // SIGINT/SIGTERM from here on only set a flag: in the loop it saves the state and stops;
-  // after the loop it is ignored, so a signal that arrives while the result is written or
-  // the process shuts down cannot cut a finished run short (exit 0, result written).
+  // SIGINT/SIGTERM only set a flag while this runs: in the loop it saves the state and stops;
+  // after the loop (the result being written) it is ignored. The caller's handlers come back
+  // on return.
   g_signal.store(0);
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  auto old_int = std::signal(SIGINT, on_signal);
+  auto old_term = std::signal(SIGTERM, on_signal);
+  struct RestoreSignals {
+    decltype(old_int) a, b;
+    ~RestoreSignals() { std::signal(SIGINT, a); std::signal(SIGTERM, b); }
+  } restore{old_int, old_term};
 
   const at::Device device(s.run.device);
   std::vector<Window> todo(windows.begin() + next, windows.begin() + last);
