@@ -7,7 +7,9 @@
 
 #include "cli/command.h"
 #include "tasks/launcher_env.h"
+#include "data/json_file.h"
 #include "tasks/loss.h"
+#include "tasks/runner.h"
 
 namespace foxeval {
 namespace {
@@ -70,10 +72,19 @@ CommandRegistrar loss_command([](CLI::App& root) {
 CommandRegistrar merge_command([](CLI::App& root) {
   auto out = std::make_shared<std::string>();
   auto parts = std::make_shared<std::vector<std::string>>();
-  CLI::App* cmd = root.add_subcommand("merge", "Combine `foxeval loss` shard parts into one result (exactly)");
+  CLI::App* cmd = root.add_subcommand("merge", "Combine shard parts (loss, niah, longbench, lm-eval) into one result (exactly)");
   cmd->add_option("--out", *out, "merged result JSON")->required();
   cmd->add_option("parts", *parts, "shard part files")->required();
-  cmd->callback([out, parts] { print_summary(merge_loss_parts(*parts, *out)); });
+  cmd->callback([out, parts] {
+    // Loss parts carry exact sums; every other task's parts carry records (tasks/runner.h).
+    if (read_json(parts->front()).value("kind", "") == "foxeval-loss-part") {
+      print_summary(merge_loss_parts(*parts, *out));
+    } else {
+      const nlohmann::json r = merge_task_parts(*parts, *out);
+      std::printf("merged %zu parts of %s into %s\n", parts->size(), r["header"]["task"].get<std::string>().c_str(),
+                  out->c_str());
+    }
+  });
 });
 
 }  // namespace

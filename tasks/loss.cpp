@@ -18,6 +18,7 @@
 #include "models/registry.h"
 #include "data/json_file.h"
 #include "tasks/progress.h"
+#include "tasks/runner.h"
 
 namespace fs = std::filesystem;
 
@@ -50,14 +51,6 @@ std::string state_path(const LossSettings& s) { return s.out_path + ".state.json
 // A shard's share of the windows: a contiguous block (neighbouring documents share zarr chunks).
 std::pair<int64_t, int64_t> shard_range(int64_t n, int64_t shards, int64_t index) {
   return {n * index / shards, n * (index + 1) / shards};
-}
-
-nlohmann::json diff_fields(const nlohmann::json& a, const nlohmann::json& b) {
-  nlohmann::json d = nlohmann::json::array();
-  for (auto it = a.begin(); it != a.end(); ++it)
-    if (!b.contains(it.key()) || b[it.key()] != it.value())
-      d.push_back(fmt::format("{}: {} vs {}", it.key(), it.value().dump(), b.contains(it.key()) ? b[it.key()].dump() : "absent"));
-  return d;
 }
 
 }  // namespace

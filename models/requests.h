@@ -1,0 +1,70 @@
+// Requests: the engine's boundary (lm-evaluation-harness's design). Tasks build requests of
+// token ids and score the answers; they never touch a model. Two kinds of work:
+//   loglikelihood(context, continuation) -> (logprob, is_greedy)   (loglikelihood_rolling is a
+//       task-side split of a text into such requests, as lm-eval's rolling windows)
+//   generate_until(prompt, max_new_tokens, stop ids) -> generated ids
+// Answers come back through a callback as each request finishes, so a task can journal it at
+// once (tasks/runner.h); which batch a request fell in never changes its answer beyond the
+// numerics of the device (see README: batching).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "models/generate.h"
+#include "models/model.h"
+
+namespace foxeval {
+
+// ---- loglikelihood ----------------------------------------------------------------------------
+
+struct LoglikelihoodRequest {
+  std::vector<int64_t> context;       // non-empty (lm-eval puts BOS/EOT here when the context is empty)
+  std::vector<int64_t> continuation;  // non-empty
+};
+
+struct LoglikelihoodAnswer {
+  double logprob = 0;      // sum over the continuation's tokens of log p(token | everything before)
+  bool is_greedy = false;  // every continuation token is the argmax at its position
+};
+
+struct LoglikelihoodOptions {
+  // As lm-eval's HFLM: the model sees (context + continuation)[-(max_length + 1):][:-1], so a too
+  // long request keeps its end.
+  int64_t max_length = 16384;
+  int64_t batch_size = 0;         // requests per forward; 0: as many as fit max_batch_tokens
+  int64_t max_batch_tokens = 32768;
+};
+
+// Answers every request; `on_done(i, answer)` is called once per request i (in any order).
+void loglikelihood(CausalLM& model, const std::vector<LoglikelihoodRequest>& requests,
+                   const LoglikelihoodOptions& options,
+                   const std::function<void(size_t, const LoglikelihoodAnswer&)>& on_done);
+
+// ---- generate_until ---------------------------------------------------------------------------
+
+struct GenerationRequest {
+  std::vector<int64_t> prompt;   // with BOS where the task wants it; non-empty
+  int64_t max_new_tokens = 0;
+  std::vector<int64_t> stop_ids;  // e.g. {eos}; the stop id is not part of the answer
+};
+
+struct GenerationAnswer {
+  std::vector<int64_t> ids;  // generated ids, stop id excluded
+  StopReason reason = StopReason::length;
+};
+
+struct GenerateUntilOptions {
+  int64_t max_batch = 16;            // rows per batch
+  int64_t max_batch_tokens = 65536;  // (longest prompt + max_new_tokens) x rows, per batch
+  int64_t prefill_chunk = 4096;
+};
+
+// Greedy generation for every request. Requests are ordered by prompt length and batched
+// (left padding is excluded exactly); `on_done(i, answer)` is called for each finished request.
+// Returns the timings summed over batches.
+GenerateStats generate_until(CausalLM& model, const std::vector<GenerationRequest>& requests,
+                             const GenerateUntilOptions& options,
+                             const std::function<void(size_t, const GenerationAnswer&)>& on_done);
+
+}  // namespace foxeval

@@ -1,0 +1,142 @@
+// The task runner: journal, resume, refusal of other settings, shards and merge, torn journals.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "data/errors.h"
+#include "data/json_file.h"
+#include "tasks/runner.h"
+#include "tests/temp_files.h"
+
+namespace foxeval {
+namespace {
+
+using test::error_of;
+using test::TempDir;
+
+std::vector<WorkItem> items_of(int n) {
+  std::vector<WorkItem> items;
+  for (int i = 0; i < n; ++i) items.push_back({"item_" + std::to_string(i), static_cast<double>(1 + (i * 7) % 5)});
+  return items;
+}
+
+// The result: the records in item order, and their sum (what a task would aggregate).
+nlohmann::json build_sum(const nlohmann::json& identity, const std::vector<nlohmann::json>& records) {
+  double total = 0;
+  for (const auto& r : records) total += r.at("value").get<double>();
+  return {{"records", records}, {"total", total}, {"mode", identity.at("mode")}};
+}
+ResultBuilderRegistrar register_test_task("runner-test", build_sum);
+
+nlohmann::json value_of(const std::string& id) { return {{"value", static_cast<double>(id.size()) * 0.5 + id.back()}}; }
+
+nlohmann::json run_all(const std::string& out, int64_t shards = 1, int64_t index = 0, bool resume = false,
+                       int stop_after = -1) {
+  Runner run({out, resume, shards, index}, "runner-test", {{"mode", "standard"}}, items_of(9));
+  int done = 0;
+  for (size_t i : run.todo()) {
+    if (done == stop_after) run.interrupt();
+    run.finish(run.items()[i].id, value_of(run.items()[i].id));
+    ++done;
+  }
+  return run.complete(build_sum);
+}
+
+nlohmann::json without_header(nlohmann::json j) {
+  j.erase("header");
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("runner: an interrupted run resumed equals an uninterrupted one") {
+  TempDir dir("runner");
+  const nlohmann::json full = run_all((dir.path / "full.json").string());
+  CHECK(full.at("records").size() == 9);
+  CHECK(full.at("header").at("task") == "runner-test");
+  CHECK(full.at("header").at("settings").at("mode") == "standard");
+
+  const std::string out = (dir.path / "resumed.json").string();
+  CHECK(error_of<RunInterrupted>([&] { run_all(out, 1, 0, false, 4); }).find("--resume") != std::string::npos);
+  CHECK(std::filesystem::exists(out + ".journal.jsonl"));
+  CHECK(!std::filesystem::exists(out));
+  // Without --resume the journal is not silently overwritten.
+  CHECK(error_of<Error>([&] { run_all(out); }).find("pass --resume") != std::string::npos);
+  {
+    Runner again({out, true, 1, 0}, "runner-test", {{"mode", "standard"}}, items_of(9));
+    CHECK(again.todo().size() == 5);  // 4 were done
+  }
+  const nlohmann::json resumed = run_all(out, 1, 0, true);
+  CHECK(without_header(resumed) == without_header(full));
+  CHECK(!std::filesystem::exists(out + ".journal.jsonl"));
+}
+
+TEST_CASE("runner: a journal made with other settings is refused, naming the setting") {
+  TempDir dir("runner");
+  const std::string out = (dir.path / "r.json").string();
+  CHECK_THROWS_AS(run_all(out, 1, 0, false, 2), RunInterrupted);
+  const std::string msg = error_of<Error>([&] {
+    Runner run({out, true, 1, 0}, "runner-test", {{"mode", "easy"}}, items_of(9));
+  });
+  CHECK(msg.find("refusing to resume") != std::string::npos);
+  CHECK(msg.find("mode") != std::string::npos);
+}
+
+TEST_CASE("runner: a torn last journal line (killed mid-write) is dropped; a damaged middle line is an error") {
+  TempDir dir("runner");
+  const std::string out = (dir.path / "r.json").string();
+  const nlohmann::json full = run_all((dir.path / "full.json").string());
+  CHECK_THROWS_AS(run_all(out, 1, 0, false, 3), RunInterrupted);
+  { std::ofstream(out + ".journal.jsonl", std::ios::app) << "{\"id\": \"item_5\", \"rec"; }
+  {
+    Runner run({out, true, 1, 0}, "runner-test", {{"mode", "standard"}}, items_of(9));
+    CHECK(run.todo().size() == 6);
+  }
+  CHECK(without_header(run_all(out, 1, 0, true)) == without_header(full));
+
+  CHECK_THROWS_AS(run_all(out, 1, 0, false, 3), RunInterrupted);
+  const std::string journal = out + ".journal.jsonl";
+  std::string text = read_text_file(journal);
+  text.insert(text.find('\n') + 1, "garbage\n");
+  { std::ofstream(journal, std::ios::trunc) << text; }
+  CHECK(error_of<Error>([&] { run_all(out, 1, 0, true); }).find("line 2") != std::string::npos);
+}
+
+TEST_CASE("runner: shards take every item once, balanced by cost; merged parts equal one run") {
+  const std::vector<WorkItem> items = items_of(9);
+  std::vector<int> seen(items.size(), 0);
+  double load[3] = {0, 0, 0};
+  for (int s = 0; s < 3; ++s)
+    for (size_t i : shard_items(items, 3, s)) {
+      ++seen[i];
+      load[s] += items[i].cost;
+    }
+  for (int n : seen) CHECK(n == 1);
+  CHECK(std::max({load[0], load[1], load[2]}) - std::min({load[0], load[1], load[2]}) <= 5.0);
+
+  TempDir dir("runner");
+  const nlohmann::json full = run_all((dir.path / "full.json").string());
+  std::vector<std::string> parts;
+  for (int s = 0; s < 3; ++s) {
+    parts.push_back((dir.path / ("part" + std::to_string(s) + ".json")).string());
+    CHECK(run_all(parts.back(), 3, s).at("kind") == "foxeval-part");
+  }
+  const nlohmann::json merged = merge_task_parts(parts, (dir.path / "merged.json").string());
+  CHECK(without_header(merged) == without_header(full));
+  CHECK(error_of<Error>([&] { merge_task_parts({parts[0], parts[2]}, (dir.path / "m.json").string()); })
+            .find("shard 1 of 3 is missing") != std::string::npos);
+  CHECK(error_of<Error>([&] { merge_task_parts({parts[0], parts[0], parts[1]}, (dir.path / "m.json").string()); })
+            .find("given twice") != std::string::npos);
+}
+
+TEST_CASE("runner: digest_paths changes with a file's bytes and name, not with listing order") {
+  TempDir dir("runner");
+  { std::ofstream(dir.path / "b.txt") << "bee"; }
+  { std::ofstream(dir.path / "a.txt") << "ay"; }
+  const std::string d1 = digest_paths({dir.path.string()});
+  CHECK(d1 == digest_paths({dir.path.string()}));
+  { std::ofstream(dir.path / "a.txt") << "az"; }
+  CHECK(digest_paths({dir.path.string()}) != d1);
+}
+
+}  // namespace foxeval
