@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "data/errors.h"
+#include "data/hub_cache.h"
 #include "data/json_file.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_impl.h"
@@ -72,11 +73,10 @@ std::string Gpt2Tokenizer::bundled_dir() {
               "; set FOXEVAL_GPT2_DIR or pass the model directory");
 }
 
-Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& model_dir) {
-  if (!model_dir.empty()) {
+Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& model) {
+  if (!model.empty()) {
+    const std::string model_dir = resolve_model_dir(model);  // a directory, or a repo id in the hub cache
     const fs::path dir(model_dir);
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw Error("model directory " + model_dir + " does not exist");
     const bool has_vocab = is_file(dir / "vocab.json"), has_merges = is_file(dir / "merges.txt");
     if (has_vocab && has_merges)
       return load_files((dir / "vocab.json").string(), (dir / "merges.txt").string());

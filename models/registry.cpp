@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "data/errors.h"
+#include "data/hub_cache.h"
 #include "models/delta_net/delta_net_model.h"
 #include "models/fox/fox_model.h"
 #include "models/hgrn2/hgrn2_model.h"
@@ -22,8 +23,8 @@ const std::vector<FamilyEntry>& model_families() {
   return families;
 }
 
-std::unique_ptr<CausalLM> load_model(const std::string& directory, const RunOptions& options) {
-  Checkpoint checkpoint(directory);
+std::unique_ptr<CausalLM> load_model(const std::string& model, const RunOptions& options) {
+  Checkpoint checkpoint(resolve_model_dir(model));
   const std::string model_type = checkpoint.model_type();
   std::string known;
   for (const auto& family : model_families()) {
