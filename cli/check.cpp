@@ -1,4 +1,6 @@
-// `foxeval check RESULT.json --baseline BASELINE.json`: exit 1 when a metric regressed.
+// `foxeval check RESULT.json --baseline BASELINE.json [--tol METRIC=ABS ...]`: exit 1 when a metric
+// moved beyond its tolerance (or is missing or extra), exit 2 when the two runs were made with
+// different settings (unless --ignore-settings). See tasks/check.h for the default tolerances.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -13,23 +15,54 @@ namespace {
 CommandRegistrar check_command([](CLI::App& root) {
   auto result = std::make_shared<std::string>();
   auto baseline = std::make_shared<std::string>();
-  auto atol = std::make_shared<double>(1e-4);
-  auto rtol = std::make_shared<double>(0.0);
+  auto tols = std::make_shared<std::vector<std::string>>();
+  auto opt = std::make_shared<CheckOptions>();
+  auto ignore_settings = std::make_shared<bool>(false);
+  auto verbose = std::make_shared<bool>(false);
   CLI::App* cmd = root.add_subcommand("check", "Compare a result file with a baseline (exit 1 on regression)");
-  cmd->add_option("result", *result, "result JSON")->required();
-  cmd->add_option("--baseline", *baseline, "baseline JSON (e.g. under results/)")->required();
-  cmd->add_option("--atol", *atol, "allowed absolute difference (default 1e-4)");
-  cmd->add_option("--rtol", *rtol, "allowed difference relative to the baseline (default 0)");
+  cmd->add_option("result", *result, "result JSON (loss, niah, longbench, lm-eval)")->required();
+  cmd->add_option("--baseline", *baseline, "baseline JSON (e.g. under results/baseline/)")->required();
+  cmd->add_option("--tol", *tols, "METRIC=ABS: allowed |difference| for a metric ('*' matches any text); repeatable");
+  cmd->add_option("--atol", opt->atol, "one absolute tolerance for every metric (instead of the defaults)");
+  cmd->add_option("--rtol", opt->rtol, "one relative tolerance for every metric (with --atol)");
+  cmd->add_flag("--ignore-settings", *ignore_settings, "compare even when the runs' settings differ");
+  cmd->add_flag("--all", *verbose, "print every metric, not only those out of tolerance");
   cmd->callback([=] {
-    auto rows = check_against_baseline(*result, *baseline, *atol, *rtol);
-    int failed = 0;
-    std::printf("%-28s %14s %14s %12s  %s\n", "metric", "baseline", "result", "diff", "status");
-    for (const auto& r : rows) {
-      failed += !r.ok;
-      const std::string status = r.ok ? "ok" : (r.problem.empty() ? "REGRESSED" : r.problem);
-      std::printf("%-28s %14.6f %14.6f %12.3g  %s\n", r.metric.c_str(), r.baseline, r.result, r.diff, status.c_str());
+    for (const std::string& t : *tols) {
+      const auto eq = t.rfind('=');
+      double v = 0;
+      try {
+        if (eq == std::string::npos || eq == 0) throw std::invalid_argument(t);
+        size_t used = 0;
+        v = std::stod(t.substr(eq + 1), &used);
+        if (used != t.size() - eq - 1 || v < 0) throw std::invalid_argument(t);
+      } catch (const std::exception&) {
+        throw Error(fmt::format("--tol {}: expected METRIC=ABS with ABS a number >= 0", t));
+      }
+      opt->tolerances.emplace_back(t.substr(0, eq), v);
     }
-    std::printf("%zu checked, %d failed\n", rows.size(), failed);
+    const CheckReport report = check_against_baseline(*result, *baseline, *opt);
+    if (!report.settings_differ.empty()) {
+      std::fprintf(stderr, "foxeval check: %s and %s were made with different settings (baseline vs result):\n",
+                   baseline->c_str(), result->c_str());
+      for (const auto& s : report.settings_differ) std::fprintf(stderr, "  %s\n", s.c_str());
+      if (!*ignore_settings) {
+        std::fprintf(stderr, "refusing to compare; pass --ignore-settings to compare anyway\n");
+        std::exit(2);
+      }
+    }
+    int failed = 0;
+    for (const auto& r : report.rows) failed += !r.ok;
+    if (failed || *verbose) {
+      std::printf("%-40s %14s %14s %12s %10s  %s\n", "metric", "baseline", "now", "difference", "tolerance", "status");
+      for (const auto& r : report.rows) {
+        if (r.ok && !*verbose) continue;
+        const std::string status = r.ok ? "ok" : (r.problem.empty() ? "REGRESSED" : r.problem);
+        std::printf("%-40s %14.6g %14.6g %12.3g %10.3g  %s\n", r.metric.c_str(), r.baseline, r.result, r.diff,
+                    r.tolerance, status.c_str());
+      }
+    }
+    std::printf("%zu metrics checked, %d out of tolerance\n", report.rows.size(), failed);
     if (failed) std::exit(1);
   });
 });

@@ -1,63 +1,173 @@
 #include "tasks/check.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "data/errors.h"
 #include "data/json_file.h"
 
 namespace foxeval {
+namespace {
 
-std::vector<CheckRow> check_against_baseline(const std::string& result_path, const std::string& baseline_path,
-                                             double atol, double rtol) {
+// Not metrics: what a run took and where, rather than what it computed.
+const std::set<std::string> kNotMetrics = {"header",  "identity",       "model_info",   "settings",
+                                           "elapsed_s", "tokens_per_s", "data_wait_s", "seconds_per_document",
+                                           "peak_gpu_memory_bytes", "timing", "merged_from", "kind"};
+// Settings that say where things are, not what was computed (a fresh clone moves them).
+const std::set<std::string> kLocations = {"model", "model_dir", "data_dir", "haystack", "haystack_dir", "pred_dir",
+                                          "out", "config_dir", "num_shards"};
+
+void flatten(const nlohmann::json& j, const std::string& path, std::vector<std::pair<std::string, nlohmann::json>>& out) {
+  if (j.is_number() || j.is_boolean()) {
+    out.emplace_back(path, j.is_boolean() ? nlohmann::json(j.get<bool>() ? 1.0 : 0.0) : j);
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (path.empty() && kNotMetrics.count(it.key())) continue;
+      flatten(it.value(), path.empty() ? it.key() : path + "/" + it.key(), out);
+    }
+  } else if (j.is_array()) {
+    bool numbers = !j.empty();
+    for (const auto& e : j) numbers = numbers && (e.is_number() || e.is_null());
+    if (numbers) {
+      out.emplace_back(path, j);
+    } else {
+      for (size_t i = 0; i < j.size(); ++i) flatten(j[i], path + "/" + std::to_string(i), out);
+    }
+  }
+  // strings and nulls are not metrics (predictions are judged by the scores they get)
+}
+
+bool glob_match(const std::string& pattern, const std::string& s) {
+  // '*' matches any run of characters; everything else matches itself.
+  size_t p = 0, i = 0, star = std::string::npos, mark = 0;
+  while (i < s.size()) {
+    if (p < pattern.size() && pattern[p] == s[i] && pattern[p] != '*') {
+      ++p;
+      ++i;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = i;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      i = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::string last_component(const std::string& metric) {
+  const auto slash = metric.rfind('/');
+  return slash == std::string::npos ? metric : metric.substr(slash + 1);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, nlohmann::json>> result_metrics(const nlohmann::json& result) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  flatten(result, "", out);
+  return out;
+}
+
+nlohmann::json result_settings(const nlohmann::json& result) {
+  nlohmann::json s = result.contains("header") ? result["header"].value("settings", nlohmann::json::object())
+                                               : result.value("identity", nlohmann::json::object());
+  for (const std::string& k : kLocations) s.erase(k);
+  return s;
+}
+
+std::pair<double, double> default_tolerance(const std::string& metric) {
+  const std::string name = last_component(metric);
+  auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
+  if (metric.rfind("val/loss", 0) == 0) return {1e-4, 0.0};
+  if (has("perplexity") || has("bits_per_byte") || has("stderr")) return {0.0, 1e-5};
+  return {0.0, 0.0};
+}
+
+CheckReport check_against_baseline(const std::string& result_path, const std::string& baseline_path,
+                                   const CheckOptions& options) {
   const nlohmann::json result = read_json(result_path), baseline = read_json(baseline_path);
-  std::vector<CheckRow> rows;
-  auto within = [&](double b, double r) { return std::isfinite(r) && std::abs(r - b) <= atol + rtol * std::abs(b); };
-  for (auto it = baseline.begin(); it != baseline.end(); ++it) {
-    if (it.key().rfind("val/", 0) != 0) continue;
+  CheckReport report;
+  const nlohmann::json rs = result_settings(result), bs = result_settings(baseline);
+  for (auto it = bs.begin(); it != bs.end(); ++it)
+    if (!rs.contains(it.key()) || rs[it.key()] != it.value())
+      report.settings_differ.push_back(fmt::format("{}: {} vs {}", it.key(), it.value().dump(),
+                                                   rs.contains(it.key()) ? rs[it.key()].dump() : "absent"));
+  for (auto it = rs.begin(); it != rs.end(); ++it)
+    if (!bs.contains(it.key())) report.settings_differ.push_back(fmt::format("{}: absent vs {}", it.key(), it.value().dump()));
+
+  auto tolerance_of = [&](const std::string& metric, double base) {
+    for (const auto& [pattern, tol] : options.tolerances)
+      if (glob_match(pattern, metric)) return tol;
+    if (options.atol >= 0 || options.rtol >= 0)
+      return std::max(0.0, options.atol) + std::max(0.0, options.rtol) * std::abs(base);
+    const auto [abs_tol, rel_tol] = default_tolerance(metric);
+    return abs_tol + rel_tol * std::abs(base);
+  };
+  auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : NAN; };
+
+  std::map<std::string, nlohmann::json> now;
+  for (auto& [k, v] : result_metrics(result)) now[k] = v;
+  std::set<std::string> seen;
+  for (const auto& [metric, b] : result_metrics(baseline)) {
+    seen.insert(metric);
     CheckRow row;
-    row.metric = it.key();
-    if (!result.contains(it.key())) {
+    row.metric = metric;
+    auto found = now.find(metric);
+    if (found == now.end()) {
       row.problem = "missing";
-      rows.push_back(row);
+      row.baseline = b.is_array() ? NAN : number(b);
+      row.result = NAN;
+      report.rows.push_back(row);
       continue;
     }
-    const nlohmann::json& b = it.value();
-    const nlohmann::json& r = result[it.key()];
-    if (b.is_number()) {
-      if (!r.is_number()) throw Error(fmt::format("{}: \"{}\" is not a number", result_path, it.key()));
-      row.baseline = b.get<double>();
-      row.result = r.get<double>();
+    const nlohmann::json& r = found->second;
+    if (b.is_array() != r.is_array() || (b.is_array() && b.size() != r.size())) {
+      row.problem = fmt::format("length {} vs {}", r.is_array() ? r.size() : 1, b.is_array() ? b.size() : 1);
+      report.rows.push_back(row);
+      continue;
+    }
+    if (!b.is_array()) {
+      row.baseline = number(b);
+      row.result = number(r);
       row.diff = row.result - row.baseline;
-      row.ok = within(row.baseline, row.result);
-    } else if (b.is_array()) {
-      if (!r.is_array() || r.size() != b.size()) {
-        row.problem = fmt::format("length {} vs {}", r.is_array() ? r.size() : 0, b.size());
-        rows.push_back(row);
-        continue;
-      }
+      row.tolerance = tolerance_of(metric, row.baseline);
+      row.ok = std::abs(row.diff) <= row.tolerance || (std::isnan(row.baseline) && std::isnan(row.result));
+    } else {
       row.ok = true;
-      row.diff = -1;  // the first element is shown unless another differs more
+      row.diff = -1;
       for (size_t i = 0; i < b.size(); ++i) {
-        const double bv = b[i].is_number() ? b[i].get<double>() : NAN, rv = r[i].is_number() ? r[i].get<double>() : NAN;
-        const double d = std::abs(rv - bv);
-        if (!(d <= row.diff)) {  // keeps the worst element (NaN included), so the table shows it
+        const double bv = number(b[i]), rv = number(r[i]);
+        const double d = std::abs(rv - bv), tol = tolerance_of(metric, bv);
+        const bool ok = d <= tol || (std::isnan(bv) && std::isnan(rv));
+        if (!(d <= row.diff) || (!ok && row.ok)) {  // keep the worst element (the first failing one wins)
           row.diff = d;
           row.baseline = bv;
           row.result = rv;
+          row.tolerance = tol;
         }
-        row.ok = row.ok && within(bv, rv);
+        row.ok = row.ok && ok;
       }
-      if (row.diff < 0) row.diff = 0;  // an empty array
-    } else {
-      continue;  // strings and objects are not metrics
+      if (row.diff < 0) row.diff = 0;
     }
-    rows.push_back(row);
+    report.rows.push_back(row);
   }
-  if (rows.empty()) throw Error(fmt::format("{}: no \"val/...\" metrics to check", baseline_path));
-  return rows;
+  for (const auto& [metric, v] : now) {
+    if (seen.count(metric)) continue;
+    CheckRow row;
+    row.metric = metric;
+    row.problem = "extra";
+    row.baseline = NAN;
+    row.result = v.is_array() ? NAN : number(v);
+    report.rows.push_back(row);
+  }
+  if (report.rows.empty()) throw Error(fmt::format("{}: no metrics to check", baseline_path));
+  return report;
 }
 
 }  // namespace foxeval

@@ -1,21 +1,55 @@
-// `foxeval check`: compares a result file with a committed baseline, metric by metric, so CI
-// catches regressions. Every numeric "val/..." metric of the baseline must be present in the
-// result and within tolerance; arrays (val/loss_per_token) are compared element-wise.
+// `foxeval check`: compares a result file with a committed baseline, metric by metric, for every
+// result kind (loss, niah, longbench, lm-eval), so CI catches a change that moves any number.
+//
+// Metrics are the numeric leaves of a result outside its header (paths joined with '/', e.g.
+// "results/piqa/acc,none", "cells/3/score", "val/loss_avg_len_512"); arrays of numbers
+// (val/loss_per_token) compare element-wise. Timings and machine facts are not metrics.
+// Default tolerances (allowed |now - baseline|), chosen per metric by its last path component:
+//   scores and counts (acc, acc_norm, score, mean..., n-samples, longbench task scores): 0 - on the same
+//     device the predictions and log-likelihoods are deterministic, and these are functions of them;
+//   losses (val/loss*): 1e-4 absolute; perplexities, bits_per_byte, stderr: 1e-5 relative - CPU
+//     float32 kernels may round differently on another CPU's vector width. For GPU bf16 runs pass
+//     --tol (see README: 2e-3 on losses, 1e-3 relative on perplexities, one item's worth on scores).
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace foxeval {
 
 struct CheckRow {
   std::string metric;
-  double baseline = 0, result = 0, diff = 0;  // for arrays: diff = the largest element difference
+  double baseline = 0, result = 0, diff = 0;  // for arrays: the element that differs most
+  double tolerance = 0;
   bool ok = false;
-  std::string problem;  // "missing", "length differs", ...
+  std::string problem;  // "missing", "extra", "length differs", ...
 };
 
-// atol + rtol * |baseline| is the allowed difference per value.
-std::vector<CheckRow> check_against_baseline(const std::string& result_path, const std::string& baseline_path,
-                                             double atol, double rtol);
+struct CheckOptions {
+  // METRIC=ABS overrides; METRIC is a metric path, or a pattern with '*' (any characters).
+  std::vector<std::pair<std::string, double>> tolerances;
+  double atol = -1, rtol = -1;  // >= 0: one tolerance for every metric (the older --atol/--rtol)
+};
+
+struct CheckReport {
+  std::vector<CheckRow> rows;
+  // Settings that change numbers and differ between the two files ("key: baseline vs result").
+  std::vector<std::string> settings_differ;
+};
+
+CheckReport check_against_baseline(const std::string& result_path, const std::string& baseline_path,
+                                   const CheckOptions& options);
+
+// The metrics of a result (flattened as described above); arrays of numbers stay arrays.
+std::vector<std::pair<std::string, nlohmann::json>> result_metrics(const nlohmann::json& result);
+
+// The settings of a result that change numbers: header.settings (or a loss result's identity)
+// without where things live on this machine (model/data directories), which CI's clone moves.
+nlohmann::json result_settings(const nlohmann::json& result);
+
+// The default tolerance of a metric: {absolute, relative}.
+std::pair<double, double> default_tolerance(const std::string& metric);
 
 }  // namespace foxeval

@@ -216,6 +216,7 @@ nlohmann::json run_loss(const LossSettings& s) {
     result["tokens_per_s"] = elapsed > 0 ? static_cast<double>(sums.documents * seq_len) / elapsed : 0.0;
     result["data_wait_s"] = data_wait_s;  // this run's (a resumed run counts from the resume)
     result["seconds_per_document"] = sums.documents > 0 ? elapsed / static_cast<double>(sums.documents) : 0.0;
+    result["header"] = result_header("loss", id, elapsed);
     if (device.is_cuda()) {
       const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
       result["peak_gpu_memory_bytes"] =
@@ -262,6 +263,7 @@ nlohmann::json merge_loss_parts(const std::vector<std::string>& parts, const std
   result["kind"] = "foxeval-loss";
   result["identity"] = id;
   result["merged_from"] = parts;
+  result["header"] = result_header("loss", id, elapsed_max);
   result["documents"] = sums.documents;
   result["tokens"] = sums.documents * seq_len;
   result["elapsed_s"] = elapsed_max;
