@@ -1,0 +1,62 @@
+// LongBench's scorer, reimplemented from the official metrics.py and eval.py (forgetting-transformer
+// eval/longbench, adapted from THUDM/LongBench v1; commit 883f260c) so that scores are bit-equal.
+//
+// eval.py, as the paper ran it: every dataset's prediction is cut to its first line after
+// stripping leading '\n' (the upstream restriction to trec/triviaqa/samsum/lsht is commented out
+// there), the metric is the max over the record's answers, and every record is scored with the
+// all_classes of the LAST record of the file (eval.py overwrites it while reading; LongBench's
+// files carry the same list on every record).
+//
+// The Chinese metrics qa_f1_zh_score and rouge_zh_score segment words with jieba, which foxeval
+// does not have: multifieldqa_zh, dureader and vcsum throw. lsht (classification_score) and
+// passage_retrieval_zh (retrieval_zh_score) use no segmenter and are scored.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace foxeval::longbench {
+
+// metrics.py's metric for `dataset` (eval.py's dataset2metric) on one (prediction, answer) pair,
+// with no first-line cut. foxeval::Error for an unknown dataset, for the jieba datasets, for a
+// passage_retrieval answer without "Paragraph N" / "段落N" (metrics.py: IndexError) and for
+// invalid UTF-8.
+double metric(const std::string& dataset, const std::string& prediction, const std::string& answer,
+              const std::vector<std::string>& all_classes);
+
+// eval.py's scorer: round(100 * total / len(predictions), 2) with Python's round. The vectors are
+// per record; foxeval::Error when their sizes differ or there are no records (eval.py divides by 0).
+double score_dataset(const std::string& dataset, const std::vector<std::string>& predictions,
+                     const std::vector<std::vector<std::string>>& answers,
+                     const std::vector<std::vector<std::string>>& all_classes);
+
+// eval.py's scorer_e (LongBench-E): {"0-4k": .., "4-8k": .., "8k+": ..} by length < 4000, < 8000,
+// else; each round(100 * np.mean(bucket), 2) with NumPy's mean (pairwise sum) and NumPy's round
+// (rint(x * 100) / 100, unlike Python's). An empty bucket is NaN, as np.mean([]) gives and
+// json.dump writes it (`NaN`); nlohmann::json's dump() would print it as null, so a writer that
+// must match eval.py's result.json prints NaN itself.
+nlohmann::json score_dataset_e(const std::string& dataset, const std::vector<std::string>& predictions,
+                               const std::vector<std::vector<std::string>>& answers,
+                               const std::vector<std::vector<std::string>>& all_classes,
+                               const std::vector<int64_t>& lengths);
+
+// The metrics of metrics.py, for tests and for callers that need one directly.
+double qa_f1_score(const std::string& prediction, const std::string& ground_truth);
+double rouge_score(const std::string& prediction, const std::string& ground_truth);
+double classification_score(const std::string& prediction, const std::string& ground_truth,
+                            const std::vector<std::string>& all_classes);
+double retrieval_score(const std::string& prediction, const std::string& ground_truth);
+double retrieval_zh_score(const std::string& prediction, const std::string& ground_truth);
+double count_score(const std::string& prediction, const std::string& ground_truth);
+double code_sim_score(const std::string& prediction, const std::string& ground_truth);
+
+// normalize_answer(s).split(): lower, drop string.punctuation (ASCII only), articles a/an/the as
+// whole \w words replaced by a space, split on Unicode whitespace.
+std::vector<std::string> normalize_answer_tokens(const std::string& s);
+
+// prediction.lstrip('\n').split('\n')[0].
+std::string first_line(const std::string& prediction);
+
+}  // namespace foxeval::longbench
