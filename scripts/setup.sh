@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what foxeval needs on Debian 12 (idempotent), then configures and builds build/.
-#   Debian packages: compilers, CMake/Ninja, CLI11, nlohmann/json, re2, fmt, doctest, blosc.
+#   Debian packages: compilers, CMake/Ninja, CLI11, nlohmann/json, re2, fmt, doctest, blosc,
+#   libcurl (the NIAH judge's HTTP client).
 #   LibTorch: from PyPI's torch wheel (2.11, CUDA 13) in .venv/, plus test tooling.
 #   CUDA: the CUDA 13.0 toolkit (nvcc) must be installed (as on the CI image): kernels are
 #   compiled and linked everywhere, and run where a GPU is.
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 pkgs="build-essential cmake ninja-build pkg-config python3-venv libfmt-dev nlohmann-json3-dev libcli11-dev
-      doctest-dev libre2-dev libblosc-dev"
+      doctest-dev libre2-dev libblosc-dev libcurl4-openssl-dev"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -29,7 +30,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv" >&2
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import torch, numpy, safetensors' 2>/dev/null; then
+if ! .venv/bin/python -c 'import torch, numpy, safetensors, tiktoken, pyarrow' 2>/dev/null; then
   echo "[setup] pip install torch 2.11 (LibTorch) and test tooling" >&2
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r scripts/requirements.txt
