@@ -8,6 +8,7 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/python_json.h"
 
 namespace fs = std::filesystem;
 
@@ -79,7 +80,8 @@ Checkpoint::Checkpoint(const std::string& directory) : directory_(directory) {
   if (!fs::is_directory(directory)) throw Error(fmt::format("{}: not a directory (expected a Hugging Face checkpoint)", directory));
   const std::string config_path = (fs::path(directory) / "config.json").string();
   if (!fs::exists(config_path)) throw Error(fmt::format("{}: no config.json", directory));
-  config_ = std::make_unique<Config>(read_json(config_path), config_path);
+  // Python-written: may carry Infinity/NaN (e.g. Mamba-2's time_step_limit), see python_json.h.
+  config_ = std::make_unique<Config>(read_python_json(config_path), config_path);
   if (!config_->json().is_object()) throw Error(fmt::format("{}: must hold a JSON object", config_path));
 
   const fs::path single = fs::path(directory) / "model.safetensors";

@@ -1,11 +1,13 @@
 // Mamba-2 (Dao & Gu, 2024) as the FoX paper's baseline. Per layer:
 //   h = RMSNorm(x);  [z | xBC | dt] = in_proj(h);  xBC = silu(causal_conv(xBC))
-//   [x | B | C] = xBC;  dt = max(softplus(dt + dt_bias), time_step_min);  A = -exp(A_log)
+//   [x | B | C] = xBC;  dt = clamp(softplus(dt + dt_bias), time_step_limit);  A = -exp(A_log)
 //   S_t = exp(dt_t A) S_{t-1} + dt_t x_t B_t^T;  y_t = S_t C_t + D x_t        (per head)
 //   x += out_proj(RMSNorm(y * silu(z)))
 // Numerics as the official torch path under bf16 autocast: in_proj/conv/out_proj in bf16, the
-// scan, dt and the gated norm in fp32. (The mamba_ssm CUDA path would not clamp dt; the
-// official fixtures were made by the torch path, and match it to 5e-7.)
+// scan, dt and the gated norm in fp32. dt as the mamba_ssm kernels (see mamba2_model.h): the
+// official torch path's clamp at time_step_min is only an option (Mamba2Dt::kTorchClamp).
+// The scan is foxeval's exact chunked form, without the official torch path's inter-chunk sum
+// over the wrong chunk axis (its outputs past the first 256 tokens depend on the total length).
 #include "models/mamba2/mamba2_model.h"
 
 #include <ATen/Functions.h>
@@ -13,8 +15,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "data/errors.h"
+#include "data/python_json.h"
 #include "models/layers.h"
 #include "models/recurrent_ops.h"
 
@@ -28,6 +33,7 @@ struct Mamba2Config {
   int64_t hidden_size, num_layers, vocab_size, num_heads, head_dim, state_size, n_groups, conv_kernel;
   int64_t intermediate_size, conv_dim, chunk_size;
   double eps, time_step_min;
+  double dt_min = 0.0, dt_max = std::numeric_limits<double>::infinity();  // time_step_limit
   bool use_bias, use_conv_bias, tie_word_embeddings;
 
   static Mamba2Config parse(const Config& c) {
@@ -61,17 +67,23 @@ struct Mamba2Config {
     const std::string act = c.get_string("hidden_act", "silu");
     if (act != "silu" && act != "swish") c.fail("hidden_act", fmt::format("= \"{}\": only silu is supported", act));
     if (!c.get_bool("rms_norm", true)) c.fail("rms_norm", "= false is not supported (the official code always uses RMSNorm)");
-    // time_step_limit is not applied by the official torch path; accept only the default (0, inf).
+    // mamba_ssm's dt_limit. Infinity arrives as a double (bare Infinity, read by
+    // read_python_json) or as transformers' {"__float__": "Infinity"}.
     if (c.has("time_step_limit")) {
       const auto& lim = c.json().at("time_step_limit");
-      auto is_inf = [](const nlohmann::json& v) {
-        if (v.is_number()) return std::isinf(v.get<double>());
-        if (v.is_object() && v.contains("__float__")) return v.at("__float__") == "Infinity";
-        if (v.is_string()) return v.get<std::string>() == "Infinity" || v.get<std::string>() == "inf";
-        return false;
-      };
-      if (!lim.is_array() || lim.size() != 2 || !lim[0].is_number() || lim[0].get<double>() != 0.0 || !is_inf(lim[1]))
-        c.fail("time_step_limit", fmt::format("= {}: only the default (0.0, inf) is supported", lim.dump()));
+      std::optional<double> lo, hi;
+      if (lim.is_array() && lim.size() == 2) {
+        lo = python_float(lim[0]);
+        hi = python_float(lim[1]);
+      }
+      // (dump() writes non-finite doubles as null: say what was expected instead.)
+      if (!lo || !hi)
+        c.fail("time_step_limit", fmt::format("= {}: expected [min, max], two numbers (max may be Infinity)", lim.dump()));
+      // (mamba_ssm does not check; min <= 0 is harmless as softplus >= 0, min >= max is nonsense.)
+      if (std::isnan(*lo) || std::isnan(*hi) || !(*lo < *hi))
+        c.fail("time_step_limit", fmt::format("= [{}, {}]: expected min < max", *lo, *hi));
+      m.dt_min = *lo;
+      m.dt_max = *hi;
     }
     return m;
   }
@@ -90,8 +102,8 @@ enum Slot { kConvState = 0, kSsmState = 1, kSlots = 2 };
 
 class Mamba2Model : public recurrent::RecurrentLM {
  public:
-  Mamba2Model(Checkpoint& ckpt, const RunOptions& options)
-      : RecurrentLM(ckpt, options, kFamily, kSlots, kSegment), cfg_(Mamba2Config::parse(ckpt.config())) {
+  Mamba2Model(Checkpoint& ckpt, const RunOptions& options, Mamba2Dt dt)
+      : RecurrentLM(ckpt, options, kFamily, kSlots, kSegment), cfg_(Mamba2Config::parse(ckpt.config())), dt_(dt) {
     load(ckpt);
   }
 
@@ -127,7 +139,7 @@ class Mamba2Model : public recurrent::RecurrentLM {
     at::Tensor xs = recurrent::zero_padding(conv.narrow(-1, 0, E), real).view({B, T, H, P});
     at::Tensor Bm = conv.narrow(-1, E, N).unsqueeze(1).expand({B, H, T, N});
     at::Tensor Cm = conv.narrow(-1, E + N, N).unsqueeze(1).expand({B, H, T, N});
-    at::Tensor dt = at::softplus(dt_raw.to(at::kFloat) + w.dt_bias).clamp_min(cfg_.time_step_min);  // [B,T,H]
+    at::Tensor dt = time_step(at::softplus(dt_raw.to(at::kFloat) + w.dt_bias));  // [B,T,H]
     at::Tensor v = (xs * dt.unsqueeze(-1)).permute({0, 2, 1, 3});                                      // [B,H,T,P]
     at::Tensor g = (dt * w.A).permute({0, 2, 1}).unsqueeze(-1);                                       // [B,H,T,1]
     at::Tensor ssm_state;
@@ -138,6 +150,21 @@ class Mamba2Model : public recurrent::RecurrentLM {
     at::Tensor gated = y * at::silu(z.to(at::kFloat));
     at::Tensor normed = foxeval::group_rms_norm(gated, w.gated_norm, cfg_.n_groups, cfg_.eps, at::kFloat);
     return w.out_proj_bias.defined() ? foxeval::linear(normed, w.out_proj, w.out_proj_bias) : foxeval::linear(normed, w.out_proj);
+  }
+
+  // Prefill and decode alike (the official kernel decode, selective_state_update, is called
+  // without dt_limit: it would ignore a non-default time_step_limit that its prefill applies;
+  // foxeval applies it in both so that decode equals prefill).
+  at::Tensor time_step(const at::Tensor& dt) const {
+    if (dt_ == Mamba2Dt::kTorchClamp) return dt.clamp_min(cfg_.time_step_min);
+    // mamba_ssm clamps only when dt_limit != (0, inf). dt is fp32 and softplus >= 0, so a bound
+    // <= 0 or beyond the fp32 range is the identity (and must not reach clamp: an fp32 tensor
+    // refuses a bound like 1e308 that overflows float).
+    const bool lower = cfg_.dt_min > 0.0;
+    const bool upper = cfg_.dt_max < static_cast<double>(std::numeric_limits<float>::max());
+    if (!lower && !upper) return dt;
+    return at::clamp(dt, lower ? std::optional<at::Scalar>(cfg_.dt_min) : std::nullopt,
+                     upper ? std::optional<at::Scalar>(cfg_.dt_max) : std::nullopt);
   }
 
   void load(Checkpoint& ckpt) {
@@ -176,18 +203,25 @@ class Mamba2Model : public recurrent::RecurrentLM {
                       {"n_groups", std::to_string(cfg_.n_groups)},
                       {"conv_kernel", std::to_string(K)},
                       {"intermediate_size", std::to_string(E)},
-                      {"time_step_min", fmt::format("{}", cfg_.time_step_min)}};
+                      {"dt", dt_ == Mamba2Dt::kKernels
+                                 ? fmt::format("mamba_ssm kernels: time_step_limit [{}, {}]", cfg_.dt_min, cfg_.dt_max)
+                                 : fmt::format("official torch path: clamped at time_step_min {}", cfg_.time_step_min)}};
   }
 
   Mamba2Config cfg_;
+  Mamba2Dt dt_;
   at::Tensor embeddings_, norm_f_;
   std::vector<Layer> layers_;
 };
 
 }  // namespace
 
+std::unique_ptr<CausalLM> make_mamba2(Checkpoint& checkpoint, const RunOptions& options, Mamba2Dt dt) {
+  return std::make_unique<Mamba2Model>(checkpoint, options, dt);
+}
+
 std::unique_ptr<CausalLM> make_mamba2(Checkpoint& checkpoint, const RunOptions& options) {
-  return std::make_unique<Mamba2Model>(checkpoint, options);
+  return make_mamba2(checkpoint, options, Mamba2Dt::kKernels);
 }
 
 }  // namespace foxeval
