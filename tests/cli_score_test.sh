@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `foxeval score` end to end: JSONL requests in, one answer per line out in the same order; the
+# empty-context and rolling quirks of lm-eval's HFLM; batch sizes; errors naming line and field.
+# Usage: tests/cli_score_test.sh path/to/foxeval   (run from the repository root)
+set -u
+FOXEVAL="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAILED: $1" >&2; }
+expect_ok() { local name="$1"; shift; if "$@" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "$name"; cat "$tmp/err" >&2; fi; }
+# expect_error NAME TEXT CMD...: fails (non-zero) and stderr contains TEXT
+expect_error() {
+  local name="$1" text="$2"; shift 2
+  if "$@" >"$tmp/out" 2>"$tmp/err"; then bad "$name (succeeded)"; return; fi
+  grep -qF -- "$text" "$tmp/err" && ok || { bad "$name (stderr lacks '$text')"; cat "$tmp/err" >&2; }
+}
+# check NAME PYTHON-EXPRESSION: evaluated with a = answers of $tmp/a.jsonl, b = of $tmp/b.jsonl
+check() {
+  if python3 - "$2" "$tmp/a.jsonl" "$tmp/b.jsonl" <<'PY'
+import json, math, os, sys
+load = lambda p: [json.loads(l) for l in open(p)] if os.path.exists(p) else None
+a, b = load(sys.argv[2]), load(sys.argv[3])
+sys.exit(0 if eval(sys.argv[1]) else 1)
+PY
+  then ok; else bad "$1"; fi
+}
+model=../shared/fixtures/trained/fox_pro_tiny_pg
+[ -d "$model" ] || model=tests/fixtures/official/fox_pro
+
+long_text="$(printf 'The essays are about startups, programming and painting. %.0s' $(seq 12))"
+cat >"$tmp/req.jsonl" <<EOF2
+{"kind": "loglikelihood", "context": "The most important thing in a startup is", "continuation": " the founders."}
+{"kind": "loglikelihood", "context": "Question: is it raining?\nAnswer: ", "continuation": "yes", "task": "extra fields are ignored"}
+{"kind": "loglikelihood", "context": "", "continuation": "$long_text"}
+{"kind": "loglikelihood_rolling", "text": "$long_text"}
+{"kind": "loglikelihood", "context": "Caf\u00e9 \u65e5\u672c", "continuation": " \ud83d\ude42"}
+EOF2
+
+expect_ok "score" "$FOXEVAL" score --model $model --requests "$tmp/req.jsonl" --out "$tmp/a.jsonl"
+check "one answer per request line" "len(a) == 5 and all(set(x) == {'logprob', 'is_greedy'} for x in a)"
+check "log-likelihoods are finite and negative" "all(math.isfinite(x['logprob']) and x['logprob'] < 0 for x in a)"
+# lm-eval: an empty context is [BOS] and the continuation starts with BOS; a rolling text's first
+# window is the same pair. With max length 16384 both are one identical request.
+check "rolling = empty-context loglikelihood of the same text" "abs(a[3]['logprob'] - a[2]['logprob']) < 1e-6"
+
+expect_ok "score --batch-size 1" "$FOXEVAL" score --model $model --requests "$tmp/req.jsonl" --out "$tmp/b.jsonl" --batch-size 1
+check "batch size 1 = default batching" "all(abs(x['logprob'] - y['logprob']) < 1e-4 and x['is_greedy'] == y['is_greedy'] for x, y in zip(a, b))"
+
+# Small windows: the rolling text is split (the text has more than 32 tokens), so it differs.
+expect_ok "score --max-length 32" "$FOXEVAL" score --model $model --requests <(sed -n 4p "$tmp/req.jsonl") --out "$tmp/b.jsonl" --max-length 32
+check "rolling windows of 32 tokens change the answer" "len(b) == 1 and abs(b[0]['logprob'] - a[3]['logprob']) > 1e-3"
+expect_error "continuation longer than --max-length" "line 1: the continuation has" \
+  "$FOXEVAL" score --model $model --requests <(sed -n 3p "$tmp/req.jsonl") --out "$tmp/x.jsonl" --max-length 32
+
+printf '{"kind": "loglikelihood", "context": "a", "continuation": " b"}\n{"kind": "loglikelihood", "context": "a"\n' >"$tmp/bad1.jsonl"
+expect_error "malformed JSON names the line" "bad1.jsonl line 2: malformed JSON" "$FOXEVAL" score --model $model --requests "$tmp/bad1.jsonl" --out "$tmp/x.jsonl"
+printf '{"kind": "loglikelihood", "context": "a"}\n' >"$tmp/bad2.jsonl"
+expect_error "missing field" 'line 1: missing field "continuation"' "$FOXEVAL" score --model $model --requests "$tmp/bad2.jsonl" --out "$tmp/x.jsonl"
+printf '{"kind": "loglikelihood_rolling", "text": 3}\n' >"$tmp/bad3.jsonl"
+expect_error "field of the wrong type" 'line 1: field "text" must be a string' "$FOXEVAL" score --model $model --requests "$tmp/bad3.jsonl" --out "$tmp/x.jsonl"
+printf '{"kind": "generate_until", "context": "a"}\n' >"$tmp/bad4.jsonl"
+expect_error "unknown kind" 'field "kind" is "generate_until"' "$FOXEVAL" score --model $model --requests "$tmp/bad4.jsonl" --out "$tmp/x.jsonl"
+printf '{"kind": "loglikelihood", "context": "abc", "continuation": ""}\n' >"$tmp/bad5.jsonl"
+expect_error "empty continuation" "line 1: fields \"context\"/\"continuation\"" "$FOXEVAL" score --model $model --requests "$tmp/bad5.jsonl" --out "$tmp/x.jsonl"
+printf '[1, 2]\n' >"$tmp/bad6.jsonl"
+expect_error "not an object" "line 1: a request must be a JSON object" "$FOXEVAL" score --model $model --requests "$tmp/bad6.jsonl" --out "$tmp/x.jsonl"
+expect_error "missing requests file" "nope.jsonl" "$FOXEVAL" score --model $model --requests "$tmp/nope.jsonl" --out "$tmp/x.jsonl"
+expect_error "bad --dtype" "--dtype" "$FOXEVAL" score --model $model --requests "$tmp/req.jsonl" --out "$tmp/x.jsonl" --dtype fp8
+[ ! -e "$tmp/x.jsonl" ] && [ ! -e "$tmp/x.jsonl.tmp" ] && ok || bad "no output file after errors"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
