@@ -1,0 +1,135 @@
+// `foxeval longbench prompts | run | score | export`: LongBench (and LongBench-E) as the paper's
+// eval/longbench pred.py and eval.py.
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "cli/command.h"
+#include "data/json_file.h"
+#include "data/tokenizer.h"
+#include "tasks/launcher_env.h"
+#include "tasks/longbench/longbench_official.h"
+#include "tasks/longbench/longbench_prompt_set.h"
+#include "tasks/longbench/longbench_run.h"
+#include "tasks/runner.h"
+
+namespace foxeval {
+namespace {
+
+void add_prompt_options(CLI::App* cmd, longbench::PromptSettings& p) {
+  cmd->add_option("--data", p.data_dir, "LongBench's data/ folder: {task}.jsonl ({task}_e.jsonl with --e) or .parquet")->required();
+  cmd->add_option("--tasks", p.tasks, "comma-separated tasks (default: the paper's 14 English tasks; 11 with --e)");
+  cmd->add_flag("--e", p.e, "LongBench-E: read {task}_e files, score by length bucket");
+  cmd->add_option("--max-length", p.max_length, "prompt tokens kept (cut in the middle as pred.py; default 15500)");
+  cmd->add_option("--config", p.config_dir, "folder with your own dataset2prompt.json and dataset2maxlen.json");
+}
+
+void print_scores(const nlohmann::json& scores) {
+  for (auto it = scores.begin(); it != scores.end(); ++it) std::printf("%s\t%s\n", it.key().c_str(), longbench::python_json_dumps(it.value()).c_str());
+}
+
+CommandRegistrar longbench_command([](CLI::App& root) {
+  CLI::App* group = command_group(root, "longbench", "LongBench / LongBench-E: prompts, run, score (official pred.py/eval.py)");
+
+  // ---- prompts ----
+  {
+    auto p = std::make_shared<longbench::PromptSettings>();
+    auto out = std::make_shared<std::string>();
+    auto model = std::make_shared<std::string>();
+    CLI::App* cmd = group->add_subcommand("prompts", "Write every record's prompt token ids (pred.py's prompt and truncation)");
+    add_prompt_options(cmd, *p);
+    cmd->add_option("--out", *out, "JSON lines: {task, index, _id, input_ids}")->required();
+    cmd->add_option("--model", *model, "take vocab.json/merges.txt from this checkpoint (default: bundled GPT-2)");
+    cmd->add_option("--limit", p->limit, "first N records of each task");
+    cmd->callback([p, out, model] {
+      const Gpt2Tokenizer tok = Gpt2Tokenizer::load(*model);
+      const longbench::PromptSet set = longbench::build_prompt_set(*p, tok);
+      longbench::write_prompts_jsonl(set, *out);
+      std::printf("%zu prompts of %zu tasks written to %s\n", set.prompts.size(), set.tasks.size(), out->c_str());
+    });
+  }
+
+  // ---- run ----
+  {
+    auto s = std::make_shared<longbench::RunSettings>();
+    auto shards = std::make_shared<std::pair<int64_t, int64_t>>(-1, -1);
+    CLI::App* cmd = group->add_subcommand("run", "Generate and score (resumable, shardable); writes the official pred files and result.json");
+    cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
+    add_prompt_options(cmd, s->prompts);
+    cmd->add_option("--out", s->out_dir, "folder: run.json, {task}.jsonl + .done, result.json")->required();
+    cmd->add_option("--limit", s->prompts.limit, "first N records of each task");
+    cmd->add_option("--device", s->run.device, "cpu or cuda[:N]");
+    cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
+        ->check(CLI::IsMember({"float32", "bfloat16"}));
+    cmd->add_option("--max-new-tokens", s->max_new_tokens, "cap every task's generation length (quick checks)");
+    cmd->add_option("--batch-size", s->max_batch, "rows per generation batch (default 16)");
+    cmd->add_option("--max-batch-tokens", s->max_batch_tokens, "(longest prompt + new tokens) x rows per batch (default 65536)");
+    cmd->add_option("--num-shards", shards->first, "split the records over N shards (default: from the launcher)");
+    cmd->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
+    cmd->add_flag("--resume", s->resume, "continue an interrupted run from its journal");
+    cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues)");
+    cmd->callback([s, shards] {
+      LauncherShard env = shard_from_environment();
+      s->num_shards = shards->first >= 0 ? shards->first : env.num_shards;
+      s->shard_index = shards->second >= 0 ? shards->second : env.shard_index;
+      s->run.device = device_for_local_rank(s->run.device, env.local_rank);
+      if (!env.source.empty() && shards->first < 0)
+        std::fprintf(stderr, "[longbench] shard %lld of %lld (from %s)\n", static_cast<long long>(s->shard_index),
+                     static_cast<long long>(s->num_shards), env.source.c_str());
+      try {
+        const nlohmann::json result = longbench::run_longbench(*s);
+        std::signal(SIGINT, SIG_IGN);  // the result is written; a late signal must not look like a kill
+        std::signal(SIGTERM, SIG_IGN);
+        if (s->num_shards > 1) {
+          std::printf("shard %lld of %lld written; combine the parts with `foxeval merge`, then `foxeval longbench export`\n",
+                      static_cast<long long>(s->shard_index), static_cast<long long>(s->num_shards));
+          return;
+        }
+        print_scores(result.at("scores"));
+        for (auto it = result.at("score_errors").begin(); it != result.at("score_errors").end(); ++it)
+          std::fprintf(stderr, "[longbench] %s not scored: %s\n", it.key().c_str(), it.value().get<std::string>().c_str());
+      } catch (const RunInterrupted& e) {
+        std::fprintf(stderr, "foxeval longbench run: %s\n", e.what());
+        std::exit(3);
+      }
+    });
+  }
+
+  // ---- export ----
+  {
+    auto in = std::make_shared<std::string>();
+    auto out = std::make_shared<std::string>();
+    CLI::App* cmd = group->add_subcommand("export", "Write the official pred files and result.json from a run.json or a merged result");
+    cmd->add_option("result", *in, "run.json, or the output of `foxeval merge` over shard parts")->required();
+    cmd->add_option("--out", *out, "folder for {task}.jsonl + .done and result.json")->required();
+    cmd->callback([in, out] {
+      const nlohmann::json result = read_json(*in);
+      if (!result.contains("predictions") || !result.contains("scores") || !result.contains("tasks"))
+        throw Error(fmt::format("{}: not a longbench result (a shard part must be merged first with `foxeval merge`)", *in));
+      longbench::write_official_files(result, *out);
+      print_scores(result.at("scores"));
+    });
+  }
+
+  // ---- score ----
+  {
+    auto dir = std::make_shared<std::string>();
+    auto out = std::make_shared<std::string>();
+    auto e = std::make_shared<bool>(false);
+    CLI::App* cmd = group->add_subcommand("score", "Score an official-layout folder of predictions as eval.py");
+    cmd->add_option("pred_dir", *dir, "folder of {task}.jsonl files with .done sentinels (pred.py's pred/<model>)")->required();
+    cmd->add_flag("--e", *e, "LongBench-E buckets (0-4k, 4-8k, 8k+)");
+    cmd->add_option("--out", *out, "write the scores as eval.py's result.json");
+    cmd->callback([dir, out, e] {
+      const nlohmann::json scores = longbench::score_pred_dir(*dir, *e);
+      if (!out->empty()) longbench::write_text_atomic(*out, longbench::python_json_dumps(scores, 4));
+      print_scores(scores);
+    });
+  }
+});
+
+}  // namespace
+}  // namespace foxeval

@@ -1,0 +1,117 @@
+#include "tasks/longbench/longbench_config.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "data/errors.h"
+#include "data/json_file.h"
+
+namespace fs = std::filesystem;
+
+namespace foxeval::longbench {
+namespace {
+
+constexpr const char* kPromptFile = "dataset2prompt.json";
+constexpr const char* kMaxlenFile = "dataset2maxlen.json";
+
+bool holds_config(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / kPromptFile, ec) && fs::is_regular_file(dir / kMaxlenFile, ec);
+}
+
+std::string known_tasks(const TaskConfig& config) {
+  std::string s;
+  for (const auto& [task, _] : config.prompt) s += (s.empty() ? "" : ", ") + task;
+  return s;
+}
+
+}  // namespace
+
+std::string bundled_config_dir() {
+  if (const char* env = std::getenv("FOXEVAL_LONGBENCH_CONFIG"); env && *env) return env;
+  std::vector<fs::path> candidates;
+#ifdef FOXEVAL_DATA_DIR
+  candidates.push_back(fs::path(FOXEVAL_DATA_DIR) / ".." / "tasks" / "longbench" / "config");
+#endif
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path() / ".." / "tasks" / "longbench" / "config");
+  for (const fs::path& c : candidates)
+    if (holds_config(c)) return c.lexically_normal().string();
+  std::string tried;
+  for (const fs::path& c : candidates) tried += " " + c.lexically_normal().string();
+  throw Error(fmt::format("the bundled LongBench config ({}, {}) was not found; tried{}; pass --config DIR",
+                          kPromptFile, kMaxlenFile, tried));
+}
+
+TaskConfig load_task_config(const std::string& dir) {
+  TaskConfig config;
+  config.dir = dir;
+  const std::string prompt_path = (fs::path(dir) / kPromptFile).string();
+  const std::string maxlen_path = (fs::path(dir) / kMaxlenFile).string();
+  const nlohmann::json prompts = read_json(prompt_path), maxlens = read_json(maxlen_path);
+  if (!prompts.is_object()) throw Error(fmt::format("{}: expected an object of task -> prompt template", prompt_path));
+  if (!maxlens.is_object()) throw Error(fmt::format("{}: expected an object of task -> generation length", maxlen_path));
+  for (auto it = prompts.begin(); it != prompts.end(); ++it) {
+    if (!it.value().is_string())
+      throw Error(fmt::format("{}: task '{}': the template must be a string, not {}", prompt_path, it.key(), it.value().dump()));
+    config.prompt[it.key()] = it.value().get<std::string>();
+  }
+  for (auto it = maxlens.begin(); it != maxlens.end(); ++it) {
+    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 1)
+      throw Error(fmt::format("{}: task '{}': the generation length must be a positive integer, not {}", maxlen_path,
+                              it.key(), it.value().dump()));
+    config.maxlen[it.key()] = it.value().get<int64_t>();
+  }
+  for (const auto& [task, _] : config.prompt)
+    if (!config.maxlen.count(task)) throw Error(fmt::format("{}: task '{}' (in {}) has no generation length", maxlen_path, task, prompt_path));
+  for (const auto& [task, _] : config.maxlen)
+    if (!config.prompt.count(task)) throw Error(fmt::format("{}: task '{}' (in {}) has no prompt template", prompt_path, task, maxlen_path));
+  return config;
+}
+
+const std::vector<std::string>& english_tasks() {
+  // pred.py / eval.py `datasets` (not --e), in their order.
+  static const std::vector<std::string> tasks = {"2wikimqa", "narrativeqa", "qasper",     "multifieldqa_en", "hotpotqa",
+                                                 "musique",  "gov_report",  "qmsum",      "multi_news",      "trec",
+                                                 "triviaqa", "samsum",      "lcc",        "repobench-p"};
+  return tasks;
+}
+
+const std::vector<std::string>& english_tasks_e() {
+  // pred.py / eval.py `datasets` with --e: LongBench-E has no narrativeqa, musique or qmsum.
+  static const std::vector<std::string> tasks = {"qasper",     "multifieldqa_en", "hotpotqa", "2wikimqa",
+                                                 "gov_report", "multi_news",      "trec",     "triviaqa",
+                                                 "samsum",     "lcc",             "repobench-p"};
+  return tasks;
+}
+
+std::vector<std::string> select_tasks(const TaskConfig& config, const std::string& named, bool e) {
+  std::vector<std::string> tasks;
+  if (named.empty()) {
+    tasks = e ? english_tasks_e() : english_tasks();
+  } else {
+    size_t start = 0;
+    while (start <= named.size()) {
+      const size_t comma = std::min(named.find(',', start), named.size());
+      const std::string t = named.substr(start, comma - start);
+      if (t.empty()) throw Error(fmt::format("--tasks '{}': an empty task name", named));
+      tasks.push_back(t);
+      start = comma + 1;
+    }
+  }
+  std::set<std::string> seen;
+  for (const std::string& t : tasks) {
+    if (!config.prompt.count(t))
+      throw Error(fmt::format("--tasks: '{}' is not a task of the LongBench config in {} (known: {})", t, config.dir,
+                              known_tasks(config)));
+    if (!seen.insert(t).second) throw Error(fmt::format("--tasks: '{}' is named twice", t));
+  }
+  return tasks;
+}
+
+}  // namespace foxeval::longbench

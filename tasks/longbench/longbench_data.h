@@ -1,0 +1,31 @@
+// LongBench records as users have them: the released data/ folder, {task}.jsonl (or {task}_e.jsonl
+// for LongBench-E), else the same records as {task}.parquet. Every record is checked for the fields
+// pred.py and eval.py use, so a bad file fails before any model time is spent.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace foxeval::longbench {
+
+struct Record {
+  int64_t index = 0;    // the record's place in its file, from 0 (its line for jsonl)
+  nlohmann::json data;  // the whole record: fills the template; answers/all_classes/length go to the output
+};
+
+// DIR/{task}.jsonl (DIR/{task}_e.jsonl when `e`), else the .parquet beside it; the error names both
+// when neither exists.
+std::string task_data_path(const std::string& dir, const std::string& task, bool e);
+
+// Reads and checks every record: input, context, dataset, language, _id strings; answers a list of
+// strings; length an integer; all_classes null or a list of strings. Errors name the file, the line
+// (or row) and the field.
+std::vector<Record> read_task_records(const std::string& path);
+
+// all_classes as the metrics take it (null -> empty).
+std::vector<std::string> all_classes_of(const nlohmann::json& record);
+std::vector<std::string> answers_of(const nlohmann::json& record);
+
+}  // namespace foxeval::longbench

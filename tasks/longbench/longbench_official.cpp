@@ -1,0 +1,203 @@
+#include "tasks/longbench/longbench_official.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "data/errors.h"
+#include "data/json_file.h"
+#include "tasks/longbench/longbench_data.h"
+#include "tasks/longbench/longbench_prompt_set.h"
+#include "tasks/longbench/metrics.h"
+#include "tasks/runner.h"
+
+namespace fs = std::filesystem;
+
+namespace foxeval::longbench {
+namespace {
+
+void dump_to(std::string& out, const nlohmann::json& v, int indent, int depth) {
+  const bool pretty = indent >= 0;
+  const std::string item_sep = pretty ? "," : ", ";
+  auto newline = [&](int d) {
+    if (pretty) out += "\n" + std::string(static_cast<size_t>(indent * d), ' ');
+  };
+  switch (v.type()) {
+    case nlohmann::json::value_t::object: {
+      if (v.empty()) {
+        out += "{}";
+        return;
+      }
+      out += '{';
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out += item_sep;
+        first = false;
+        newline(depth + 1);
+        out += nlohmann::json(it.key()).dump(-1, ' ', false) + ": ";
+        dump_to(out, it.value(), indent, depth + 1);
+      }
+      newline(depth);
+      out += '}';
+      return;
+    }
+    case nlohmann::json::value_t::array: {
+      if (v.empty()) {
+        out += "[]";
+        return;
+      }
+      out += '[';
+      bool first = true;
+      for (const auto& x : v) {
+        if (!first) out += item_sep;
+        first = false;
+        newline(depth + 1);
+        dump_to(out, x, indent, depth + 1);
+      }
+      newline(depth);
+      out += ']';
+      return;
+    }
+    case nlohmann::json::value_t::number_float: {
+      const double d = v.get<double>();
+      if (std::isnan(d))
+        out += "NaN";
+      else if (std::isinf(d))
+        out += d > 0 ? "Infinity" : "-Infinity";
+      else
+        out += v.dump();  // shortest round-trip digits, as Python's float repr
+      return;
+    }
+    default:
+      // Strings: ensure_ascii=False escapes exactly '"', '\\' and the C0 controls (\n \r \t \b \f
+      // by name, others as \u00xx), as nlohmann's dump does without ensure_ascii.
+      out += v.dump(-1, ' ', false);
+  }
+}
+
+}  // namespace
+
+std::string python_json_dumps(const nlohmann::json& value, int indent) {
+  std::string out;
+  dump_to(out, value, indent, 0);
+  return out;
+}
+
+std::string pred_line(const nlohmann::json& r) {
+  return fmt::format("{{\"pred\": {}, \"answers\": {}, \"all_classes\": {}, \"length\": {}}}", python_json_dumps(r.at("pred")),
+                     python_json_dumps(r.at("answers")), python_json_dumps(r.at("all_classes")),
+                     python_json_dumps(r.at("length")));
+}
+
+namespace {
+
+struct TaskColumns {
+  std::vector<std::string> predictions;
+  std::vector<std::vector<std::string>> answers, all_classes;
+  std::vector<int64_t> lengths;
+};
+
+nlohmann::json score_task(const std::string& task, const TaskColumns& c, bool e) {
+  if (e) return score_dataset_e(task, c.predictions, c.answers, c.all_classes, c.lengths);
+  return score_dataset(task, c.predictions, c.answers, c.all_classes);
+}
+
+}  // namespace
+
+nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nlohmann::json>& records) {
+  const bool e = identity.at("e").get<bool>();
+  std::map<std::string, TaskColumns> columns;
+  nlohmann::json predictions = nlohmann::json::object();
+  for (const nlohmann::json& r : records) {
+    const std::string task = r.at("task").get<std::string>();
+    TaskColumns& c = columns[task];
+    c.predictions.push_back(r.at("pred").get<std::string>());
+    c.answers.push_back(answers_of(r));
+    c.all_classes.push_back(all_classes_of(r));
+    c.lengths.push_back(r.at("length").get<int64_t>());
+    predictions[task].push_back(r);
+  }
+  nlohmann::json scores = nlohmann::json::object(), errors = nlohmann::json::object();
+  for (const std::string& task : identity.at("tasks").get<std::vector<std::string>>()) {
+    if (!columns.count(task)) continue;  // --limit 0
+    // A task foxeval cannot score (jieba) still has its predictions written in the official
+    // layout; the reason is kept instead of a score.
+    try {
+      scores[task] = score_task(task, columns.at(task), e);
+    } catch (const Error& err) {
+      errors[task] = err.what();
+    }
+  }
+  return {{"tasks", identity.at("tasks")}, {"scores", scores}, {"score_errors", errors}, {"predictions", predictions}};
+}
+
+namespace {
+ResultBuilderRegistrar register_longbench("longbench", build_result);
+}  // namespace
+
+void write_official_files(const nlohmann::json& result, const std::string& out_dir) {
+  fs::create_directories(out_dir);
+  for (const std::string& task : result.at("tasks").get<std::vector<std::string>>()) {
+    if (!result.at("predictions").contains(task)) continue;
+    std::string text;
+    for (const nlohmann::json& r : result.at("predictions").at(task)) text += pred_line(r) + "\n";
+    const std::string path = (fs::path(out_dir) / (task + ".jsonl")).string();
+    write_text_atomic(path, text);
+    write_text_atomic(path + ".done", "");
+  }
+  write_text_atomic((fs::path(out_dir) / "result.json").string(), python_json_dumps(result.at("scores"), 4));
+}
+
+nlohmann::json score_pred_dir(const std::string& dir, bool e) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(fmt::format("{}: not a folder of LongBench predictions", dir));
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().extension() == ".jsonl" && fs::is_regular_file(entry.path().string() + ".done", ec))
+      files.push_back(entry.path());
+  std::sort(files.begin(), files.end());  // eval.py follows os.listdir's order; sorted here, for stable output
+  if (files.empty()) throw Error(fmt::format("{}: no {{task}}.jsonl with a .done sentinel beside it", dir));
+  nlohmann::json scores = nlohmann::json::object();
+  for (const fs::path& file : files) {
+    const std::string name = file.filename().string();
+    const std::string dataset = name.substr(0, name.find('.'));
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw Error(fmt::format("{}: cannot read", file.string()));
+    TaskColumns c;
+    std::string line;
+    int64_t line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      const std::string where = fmt::format("{} line {}", file.string(), line_no);
+      nlohmann::json r = nlohmann::json::parse(line, nullptr, false);
+      if (r.is_discarded() || !r.is_object()) throw Error(fmt::format("{}: not a JSON object", where));
+      for (const char* field : {"pred", "answers", "all_classes"})
+        if (!r.contains(field)) throw Error(fmt::format("{}: field '{}' is missing", where, field));
+      if (!r["pred"].is_string()) throw Error(fmt::format("{}: field 'pred' must be a string", where));
+      try {
+        c.predictions.push_back(r["pred"].get<std::string>());
+        c.answers.push_back(answers_of(r));
+        c.all_classes.push_back(all_classes_of(r));
+      } catch (const nlohmann::json::exception&) {
+        throw Error(fmt::format("{}: 'answers' must be a list of strings and 'all_classes' null or one", where));
+      }
+      if (e) {
+        if (!r.contains("length") || !r["length"].is_number_integer())
+          throw Error(fmt::format("{}: field 'length' (an integer) is needed for LongBench-E buckets", where));
+        c.lengths.push_back(r["length"].get<int64_t>());
+      }
+    }
+    try {
+      scores[dataset] = score_task(dataset, c, e);
+    } catch (const Error& err) {
+      throw Error(fmt::format("{}: {}", file.string(), err.what()));
+    }
+  }
+  return scores;
+}
+
+}  // namespace foxeval::longbench

@@ -1,0 +1,35 @@
+// LongBench's files in the official layout: pred.py's {task}.jsonl (one json.dumps(...,
+// ensure_ascii=False) line per record: pred, answers, all_classes, length) with an empty
+// {task}.jsonl.done sentinel, and eval.py's result.json (json.dump(scores, ensure_ascii=False,
+// indent=4)). And the scores of such a folder, as eval.py computes them.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace foxeval::longbench {
+
+// Python's json.dumps(value, ensure_ascii=False[, indent=N]) for the values these files hold: key
+// order as the object iterates, separators ", " / ": " (indent < 0) or "," / ": " with newlines,
+// floats as repr, non-finite floats as NaN / Infinity / -Infinity.
+std::string python_json_dumps(const nlohmann::json& value, int indent = -1);
+
+// One prediction line, keys in pred.py's order (no trailing newline).
+std::string pred_line(const nlohmann::json& record);
+
+// The run's result from its records (tasks/runner.h ResultBuilder; registered as "longbench").
+// identity: "tasks" (order), "e". records: {"task","index","pred","answers","all_classes","length",...}.
+// Result: {"scores": eval.py's dict, "score_errors": {task: why} for tasks that cannot be scored
+// (the Chinese jieba ones), "predictions": {task: [records in data order]}, "tasks": [...]}.
+nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nlohmann::json>& records);
+
+// Writes OUT/{task}.jsonl + .done for every task of `result` and OUT/result.json (its scores), each
+// atomically; a task's .done only after its .jsonl is in place.
+void write_official_files(const nlohmann::json& result, const std::string& out_dir);
+
+// eval.py over a folder: every *.jsonl with a .done beside it, dataset = the name up to its first
+// '.', scored with scorer (or scorer_e when `e`). Errors name the file and line.
+nlohmann::json score_pred_dir(const std::string& dir, bool e);
+
+}  // namespace foxeval::longbench

@@ -1,0 +1,95 @@
+#include "tasks/longbench/longbench_prompt_set.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <thread>
+
+#include "data/errors.h"
+#include "data/records.h"
+#include "data/tokenizer.h"
+#include "tasks/longbench/longbench_prompts.h"
+
+namespace foxeval::longbench {
+
+PromptSet build_prompt_set(const PromptSettings& s, const Gpt2Tokenizer& tok) {
+  if (s.max_length < 2) throw Error(fmt::format("--max-length {} must be at least 2", s.max_length));
+  PromptSet set;
+  set.config = load_task_config(s.config_dir.empty() ? bundled_config_dir() : s.config_dir);
+  set.tasks = select_tasks(set.config, s.tasks, s.e);
+  std::map<std::string, std::string> path_of;
+  for (const std::string& task : set.tasks) {
+    const std::string path = task_data_path(s.data_dir, task, s.e);
+    path_of[task] = path;
+    set.data_files.push_back(path);
+    std::vector<Record> records = read_task_records(path);
+    if (s.limit >= 0 && static_cast<int64_t>(records.size()) > s.limit) records.resize(static_cast<size_t>(s.limit));
+    for (Record& r : records) set.prompts.push_back({task, std::move(r), {}});
+  }
+  // Formatting errors first, in order, so the message names the first bad record.
+  std::vector<std::string> texts(set.prompts.size());
+  for (size_t i = 0; i < set.prompts.size(); ++i) {
+    const Prompt& p = set.prompts[i];
+    texts[i] = format_template(set.config.prompt.at(p.task), p.record.data,
+                               fmt::format("{} (task '{}')", record_where(path_of.at(p.task), static_cast<size_t>(p.record.index)), p.task));
+  }
+  // Tokenizing 3,000 prompts of ~60 kB is seconds per core: use them all. The tokenizer is
+  // immutable after loading, so threads share it.
+  const size_t n_threads = std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), 32));
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(n_threads);
+  auto work = [&](size_t t) {
+    try {
+      for (size_t i = next++; i < texts.size(); i = next++) set.prompts[i].ids = prompt_ids(tok, texts[i], s.max_length);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < n_threads; ++t) threads.emplace_back(work, t);
+  for (std::thread& th : threads) th.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  return set;
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error(fmt::format("{}: cannot write", tmp));
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n <= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(fmt::format("{}: write failed (disk full?)", tmp));
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("{}: cannot flush to disk", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("{}: cannot rename {} to it", path, tmp));
+  }
+}
+
+void write_prompts_jsonl(const PromptSet& set, const std::string& path) {
+  std::string out;
+  for (const Prompt& p : set.prompts) {
+    const nlohmann::ordered_json line = {{"task", p.task}, {"index", p.record.index}, {"_id", p.record.data.at("_id")}, {"input_ids", p.ids}};
+    out += line.dump() + "\n";
+  }
+  write_text_atomic(path, out);
+}
+
+}  // namespace foxeval::longbench

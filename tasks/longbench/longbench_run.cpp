@@ -1,0 +1,111 @@
+#include "tasks/longbench/longbench_run.h"
+
+#include <ATen/Context.h>
+#include <c10/core/Device.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "data/errors.h"
+#include "data/tokenizer.h"
+#include "models/registry.h"
+#include "models/requests.h"
+#include "tasks/longbench/longbench_official.h"
+#include "tasks/runner.h"
+
+namespace fs = std::filesystem;
+
+namespace foxeval::longbench {
+namespace {
+
+int64_t generation_length(const RunSettings& s, const TaskConfig& config, const std::string& task) {
+  const int64_t n = config.maxlen.at(task);
+  return s.max_new_tokens > 0 ? std::min(n, s.max_new_tokens) : n;
+}
+
+// Everything that changes a prediction. A journal or part made with other values is refused.
+nlohmann::json identity(const RunSettings& s, const PromptSet& set, const CausalLM& model, const Gpt2Tokenizer& tok) {
+  nlohmann::json maxlen = nlohmann::json::object(), templates = nlohmann::json::object();
+  for (const std::string& t : set.tasks) {
+    maxlen[t] = generation_length(s, set.config, t);
+    templates[t] = set.config.prompt.at(t);
+  }
+  const ModelInfo& info = model.info();
+  return {{"model", fs::weakly_canonical(s.model_dir).string()},
+          {"model_type", info.model_type},
+          {"num_parameters", info.num_parameters},
+          {"tokenizer", tok.vocab_path()},
+          {"data", digest_paths(set.data_files)},
+          {"tasks", set.tasks},
+          {"e", s.prompts.e},
+          {"limit", s.prompts.limit},
+          {"max_length", s.prompts.max_length},
+          {"max_new_tokens", s.max_new_tokens},
+          {"maxlen", maxlen},
+          {"prompt_templates", templates},
+          {"dtype", s.run.dtype},
+          {"device_type", c10::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
+}
+
+}  // namespace
+
+nlohmann::json run_longbench(const RunSettings& s) {
+  // Data and prompts first: a bad record fails before the model is loaded.
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
+  const PromptSet set = build_prompt_set(s.prompts, tok);
+  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+
+  std::vector<WorkItem> items;
+  items.reserve(set.prompts.size());
+  for (const Prompt& p : set.prompts)
+    items.push_back({fmt::format("{}/{}", p.task, p.record.index),
+                     static_cast<double>(p.ids.size() + static_cast<size_t>(generation_length(s, set.config, p.task)))});
+
+  RunnerSettings rs;
+  rs.out_path = (fs::path(s.out_dir) / "run.json").string();
+  rs.resume = s.resume;
+  rs.num_shards = s.num_shards;
+  rs.shard_index = s.shard_index;
+  rs.progress_unit = "tok";
+  Runner runner(rs, "longbench", identity(s, set, *model, tok), items);
+
+  // This shard's unfinished records, as generation requests (EOS ends a prediction, as HF
+  // generate's eos_token_id; the EOS itself is not part of it).
+  const std::vector<size_t>& todo = runner.todo();
+  std::vector<GenerationRequest> requests;
+  requests.reserve(todo.size());
+  for (size_t i : todo)
+    requests.push_back({set.prompts[i].ids, generation_length(s, set.config, set.prompts[i].task), {tok.eos_id()}});
+
+  if (s.stop_after == 0) runner.interrupt();
+  GenerateUntilOptions options;
+  options.max_batch = s.max_batch;
+  options.max_batch_tokens = s.max_batch_tokens;
+  int64_t finished = 0;
+  const GenerateStats stats = generate_until(*model, requests, options, [&](size_t k, const GenerationAnswer& answer) {
+    const Prompt& p = set.prompts[todo[k]];
+    const nlohmann::json& r = p.record.data;
+    nlohmann::json record = {{"task", p.task},
+                             {"index", p.record.index},
+                             {"pred", tok.decode(answer.ids, /*json_unescape=*/true, /*skip_special=*/true)},
+                             {"answers", r.at("answers")},
+                             {"all_classes", r.at("all_classes")},
+                             {"length", r.at("length")},
+                             {"prompt_tokens", p.ids.size()},
+                             {"new_tokens", answer.ids.size()}};
+    runner.finish(items[todo[k]].id, std::move(record), static_cast<double>(p.ids.size() + answer.ids.size()));
+    ++finished;
+    if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
+  });
+  if (!todo.empty())
+    std::fprintf(stderr, "[longbench] prefill %.1f s, decode %.1f s (%lld steps), %lld prompt tokens\n", stats.prefill_seconds,
+                 stats.decode_seconds, static_cast<long long>(stats.decode_steps), static_cast<long long>(stats.prompt_tokens));
+
+  nlohmann::json result = runner.complete(build_result);
+  if (s.num_shards == 1) write_official_files(result, s.out_dir);
+  return result;
+}
+
+}  // namespace foxeval::longbench

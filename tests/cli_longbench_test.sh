@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# `foxeval longbench` end to end on the tiny trained model (CPU, seconds): prompts equal the Python
+# rendition of pred.py, a stopped + resumed run and a 2-shard run merged equal one run, the official
+# files score back to the same result.json, and bad input names file, line and field.
+# Usage: tests/cli_longbench_test.sh path/to/foxeval   (run from the repository root)
+set -u
+FOXEVAL="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAILED: $1" >&2; }
+expect_ok() { local name="$1"; shift; if "$@" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "$name"; cat "$tmp/err" >&2; fi; }
+expect_error() {
+  local name="$1" text="$2"; shift 2
+  if "$@" >"$tmp/out" 2>"$tmp/err"; then bad "$name (succeeded)"; return; fi
+  grep -qF -- "$text" "$tmp/err" && ok || { bad "$name (stderr lacks '$text')"; cat "$tmp/err" >&2; }
+}
+# The same official files in two folders (the predictions and result.json, byte for byte).
+same_official() {
+  local a="$1" b="$2" f
+  for f in qasper.jsonl trec.jsonl lcc.jsonl result.json qasper.jsonl.done trec.jsonl.done lcc.jsonl.done; do
+    cmp -s "$a/$f" "$b/$f" || { echo "differs: $f" >&2; return 1; }
+  done
+}
+fixtures=tests/fixtures/longbench
+data=$fixtures/data
+model=../shared/fixtures/trained/fox_pro_tiny_pg
+tasks=qasper,trec,lcc
+
+# ---- prompts: the ids of every record equal the Python rendition's (tests/tools/longbench_pred_reference.py)
+all=qasper,multifieldqa_en,multifieldqa_zh,trec,samsum,lcc,repobench-p,gov_report
+expect_ok "prompts" "$FOXEVAL" longbench prompts --data $data --tasks $all --max-length 512 --out "$tmp/prompts.jsonl"
+ids() { sed 's/ //g' "$1" | grep -o '"input_ids":\[[0-9,]*\]'; }
+cmp -s <(ids "$tmp/prompts.jsonl") <(ids $fixtures/prompts_512.jsonl) && [ "$(wc -l <"$tmp/prompts.jsonl")" -eq 24 ] \
+  && ok || bad "prompts equal pred.py's (prompts_512.jsonl)"
+head -1 "$tmp/prompts.jsonl" | grep -q '^{"task":"qasper","index":0,"_id":"qasper-0000-' && ok || bad "prompts line fields"
+
+if [ ! -d $model ]; then
+  echo "skipping the run tests: $model is missing" >&2
+  echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; exit
+fi
+run_on() { local d="$1"; shift; "$FOXEVAL" longbench run --model $model --data "$d" --tasks $tasks --max-length 512 --max-new-tokens 8 "$@"; }
+run=(longbench run --model $model --data $data --tasks $tasks --max-length 512 --max-new-tokens 8)
+
+# ---- one uninterrupted run
+expect_ok "run" "$FOXEVAL" "${run[@]}" --out "$tmp/full"
+for f in qasper trec lcc; do [ -f "$tmp/full/$f.jsonl.done" ] && [ "$(wc -l <"$tmp/full/$f.jsonl")" -eq 3 ] || bad "$f.jsonl has 3 lines and a .done"; done
+ok
+head -1 "$tmp/full/trec.jsonl" | grep -q '^{"pred": ".*", "answers": \[".*"\], "all_classes": \["Abbreviation", "Entity", "Location"\], "length": [0-9]*}$' \
+  && ok || bad "pred line in pred.py's format"
+head -1 "$tmp/full/result.json" | grep -qx '{' && grep -qE '^    "trec": [0-9.]+,?$' "$tmp/full/result.json" && ok || bad "result.json as eval.py (indent 4)"
+grep -q '"pred"' "$tmp/full/run.json" && ! [ -e "$tmp/full/run.json.journal.jsonl" ] && ok || bad "run.json written, journal removed"
+
+# ---- stopped part-way (exit 3, journal kept), then --resume: the same files
+"$FOXEVAL" "${run[@]}" --out "$tmp/resumed" --stop-after 4 >/dev/null 2>&1
+[ $? -eq 3 ] && [ -f "$tmp/resumed/run.json.journal.jsonl" ] && [ ! -e "$tmp/resumed/result.json" ] && ok || bad "--stop-after exits 3 with the journal"
+expect_error "rerun without --resume" "--resume" "$FOXEVAL" "${run[@]}" --out "$tmp/resumed"
+expect_error "resume with other settings" "max_new_tokens" "$FOXEVAL" longbench run --model $model --data $data --tasks $tasks \
+  --max-length 512 --max-new-tokens 9 --out "$tmp/resumed" --resume
+expect_ok "resume" "$FOXEVAL" "${run[@]}" --out "$tmp/resumed" --resume
+same_official "$tmp/full" "$tmp/resumed" && ok || bad "stopped + resumed equals one run"
+
+# ---- 2 shards, merged, exported: the same files
+expect_ok "shard 0" "$FOXEVAL" "${run[@]}" --out "$tmp/s0" --num-shards 2 --shard-index 0
+expect_ok "shard 1" env RANK=1 WORLD_SIZE=2 "$FOXEVAL" "${run[@]}" --out "$tmp/s1"
+[ ! -e "$tmp/s0/result.json" ] && ok || bad "a shard writes no result.json"
+expect_ok "merge" "$FOXEVAL" merge --out "$tmp/merged.json" "$tmp/s0/run.json" "$tmp/s1/run.json"
+expect_ok "export" "$FOXEVAL" longbench export "$tmp/merged.json" --out "$tmp/merged"
+same_official "$tmp/full" "$tmp/merged" && ok || bad "2 shards merged equal one run"
+expect_error "export of a part" "merge" "$FOXEVAL" longbench export "$tmp/s0/run.json" --out "$tmp/x"
+
+# ---- score: the official layout scores back to the same result.json
+expect_ok "score" "$FOXEVAL" longbench score "$tmp/full" --out "$tmp/scored.json"
+cmp -s "$tmp/scored.json" "$tmp/full/result.json" && ok || bad "score equals the run's result.json"
+expect_ok "score --e" "$FOXEVAL" longbench score "$tmp/full" --e
+grep -q '"0-4k"' "$tmp/out" && ok || bad "score --e prints buckets"
+
+# ---- bad input names the file, line and field
+mkdir -p "$tmp/bad"
+cp $data/qasper.jsonl $data/lcc.jsonl "$tmp/bad/"
+{ head -1 $data/trec.jsonl; echo '{"input": "q", "context": '; } >"$tmp/bad/trec.jsonl"
+expect_error "malformed line" "trec.jsonl line 2" run_on "$tmp/bad" --out "$tmp/x"
+{ head -2 $data/trec.jsonl; head -1 $data/trec.jsonl | sed 's/"answers": /"answerz": /'; } >"$tmp/bad/trec.jsonl"
+expect_error "missing field" "trec.jsonl line 3: field 'answers' is missing" run_on "$tmp/bad" --out "$tmp/x"
+expect_error "missing file" "trec_e.jsonl" "$FOXEVAL" longbench prompts --data "$tmp/bad" --tasks trec --e --out "$tmp/x.jsonl"
+expect_error "unknown task" "'nope' is not a task" "$FOXEVAL" longbench prompts --data $data --tasks trec,nope --out "$tmp/x.jsonl"
+mkdir -p "$tmp/cfg" && echo '{"trec": "{context} {question}"}' >"$tmp/cfg/dataset2prompt.json" && echo '{"trec": 4}' >"$tmp/cfg/dataset2maxlen.json"
+expect_error "template field" "field 'question' is not in the record" "$FOXEVAL" longbench prompts --data $data --tasks trec \
+  --config "$tmp/cfg" --out "$tmp/x.jsonl"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
