@@ -3,7 +3,7 @@
 # at the paper's sizes with a random 760M FoX (Pro) (random weights never emit EOS, so every
 # generation runs to its full length). Resumable: rerun the same command to continue a stage that
 # ran out of time (each stage passes --resume).
-# Usage: scripts/device_tasks_bench.sh OUTDIR STAGE...   stages: niah niah-batch1 lm-eval longbench
+# Usage: [STAGE_SECONDS=N] [STATE_IN=DIR] scripts/device_tasks_bench.sh OUTDIR STAGE...   stages: niah niah-batch1 lm-eval longbench
 #   needs .devdata/PaulGrahamEssays (the haystack, carried; never committed) for the niah stages.
 set -uo pipefail
 out="$1"; shift
@@ -12,6 +12,8 @@ fox="$here/build-gpu/foxeval"
 ckpt=/tmp/ckpt-fox_pro
 state=/tmp/foxeval-bench   # journals survive between calls while the machine stays warm
 mkdir -p "$out" "$state"
+# STATE_IN: journals of an earlier call (the machine starts bare each time), to --resume from.
+[ -n "${STATE_IN:-}" ] && [ -d "$STATE_IN" ] && cp -r "$STATE_IN"/. "$state"/
 [ -d "$ckpt" ] || python3 "$here/scripts/make_random_checkpoint.py" fox_pro "$ckpt" --bf16
 [ -d /tmp/syn ] || python3 "$here/scripts/make_synthetic_benchmarks.py" --out /tmp/syn
 common=(--model "$ckpt" --device cuda --dtype bfloat16)
@@ -20,7 +22,8 @@ timed() {  # name, command...: wall time and peak GPU memory of one stage
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 500 >"$state/$name.mem" 2>/dev/null &
   local smi=$!
   local t0=$(date +%s.%N)
-  "$@" 2>"$out/$name.log" >"$out/$name.stdout"; local rc=$?
+  # STAGE_SECONDS: stop the stage (SIGTERM: the journal keeps every finished item) in time to copy it back.
+  timeout -s TERM "${STAGE_SECONDS:-86400}" "$@" 2>"$out/$name.log" >"$out/$name.stdout"; local rc=$?
   local t1=$(date +%s.%N)
   kill $smi 2>/dev/null
   local peak=$(sort -n "$state/$name.mem" | tail -1)
