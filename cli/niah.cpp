@@ -1,0 +1,176 @@
+// `foxeval niah prompts|run|score` and `foxeval plot niah`: the paper's needle-in-a-haystack sweep.
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "cli/command.h"
+#include "data/json_file.h"
+#include "tasks/launcher_env.h"
+#include "tasks/niah/heatmap.h"
+#include "tasks/niah/niah_judge.h"
+#include "tasks/niah/niah_score.h"
+#include "tasks/niah/niah_task.h"
+#include "tasks/runner.h"
+
+namespace foxeval {
+namespace {
+
+struct SpecArgs {
+  niah::NiahSpec spec;
+  std::string lengths, depths;
+  niah::NiahSpec parsed() const {
+    niah::NiahSpec s = spec;
+    if (!lengths.empty()) s.lengths = parse_int_list(lengths, "--lengths");
+    if (!depths.empty()) s.depths = parse_int_list(depths, "--depths");
+    if (!lengths.empty() && s.lengths.empty()) throw Error("--lengths: no length given");
+    if (!depths.empty() && s.depths.empty()) throw Error("--depths: no depth given");
+    return s;
+  }
+};
+
+void add_spec_options(CLI::App* cmd, SpecArgs& a) {
+  cmd->add_option("--mode", a.spec.mode, "standard or easy (config-prompt-<mode>.yaml's needle and question)");
+  cmd->add_option("--lengths", a.lengths, "context lengths in tokens, e.g. 1000,4100 (default: the paper's 11 up to 32000)");
+  cmd->add_option("--depths", a.depths, "needle depths in percent, e.g. 0,50,100 (default: 0,10,...,100)");
+  cmd->add_option("--needle", a.spec.needle, "override the mode's needle (needs --answer)");
+  cmd->add_option("--question", a.spec.question, "override the mode's retrieval question");
+  cmd->add_option("--answer", a.spec.answer, "the words of the needle the offline scorer looks for");
+}
+
+void add_judge_options(CLI::App* cmd, niah::JudgeSettings& j) {
+  cmd->add_option("--judge-url", j.url, "OpenAI-compatible chat-completions URL: also score with a judge (eval.py's prompt)");
+  cmd->add_option("--judge-model", j.model, "the judge's model name (the paper: gpt-4o-2024-08-06)");
+  cmd->add_option("--judge-key-env", j.api_key_env, "environment variable holding the API key (default OPENAI_API_KEY)");
+  cmd->add_option("--judge-tries", j.tries, "requests per cell before giving up (default 5, as eval.py)");
+  cmd->add_option("--judge-backoff", j.backoff_seconds, "seconds before the first retry, doubled each time (default 1)");
+  cmd->add_option("--judge-timeout", j.timeout_seconds, "seconds per request (default 120)");
+}
+
+CommandRegistrar niah_command([](CLI::App& root) {
+  CLI::App* group = command_group(root, "niah", "Needle in a haystack: prompts, the sweep, scoring");
+
+  // ---- prompts ----
+  auto pa = std::make_shared<SpecArgs>();
+  auto p_hay = std::make_shared<std::string>(), p_out = std::make_shared<std::string>();
+  CLI::App* prompts = group->add_subcommand("prompts", "Write the official prompt.py files (one per cell)");
+  prompts->add_option("--haystack", *p_hay, "folder of .txt files (Paul Graham essays)")->required();
+  prompts->add_option("--out", *p_out, "folder for Huggingface_len_L_depth_D_prompts.json")->required();
+  add_spec_options(prompts, *pa);
+  prompts->callback([pa, p_hay, p_out] {
+    const int64_t n = niah::write_prompt_files(pa->parsed(), *p_hay, *p_out);
+    std::printf("wrote %lld prompt files to %s\n", static_cast<long long>(n), p_out->c_str());
+  });
+
+  // ---- run ----
+  auto ra = std::make_shared<SpecArgs>();
+  auto rs = std::make_shared<niah::RunSettings>();
+  auto shards = std::make_shared<std::pair<int64_t, int64_t>>(-1, -1);
+  CLI::App* run = group->add_subcommand("run", "The whole sweep: generate every cell, score, write RESULT.json");
+  run->add_option("--model", rs->model_dir, "Hugging Face checkpoint directory")->required();
+  run->add_option("--haystack", rs->haystack_dir, "folder of .txt files (Paul Graham essays)")->required();
+  run->add_option("--out", rs->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
+  add_spec_options(run, *ra);
+  run->add_option("--max-new-tokens", rs->max_new_tokens, "greedy tokens per cell, unless EOS (default 1024, as pred.py)");
+  run->add_option("--pred-dir", rs->pred_dir, "also write pred.py's layout: Huggingface_len_L_depth_D.txt + .txt.done");
+  run->add_option("--batch-size", rs->max_batch, "cells of one length per batch (default 16)");
+  run->add_option("--max-batch-tokens", rs->max_batch_tokens, "rows x (prompt + new tokens) per batch (default 131072: 3 cells of 32k)");
+  run->add_option("--prefill-chunk", rs->prefill_chunk, "prompt tokens per forward in the prefill (default 4096)");
+  run->add_option("--device", rs->run.device, "cpu or cuda[:N]");
+  run->add_option("--dtype", rs->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
+      ->check(CLI::IsMember({"float32", "bfloat16"}));
+  run->add_option("--num-shards", shards->first, "split the cells over N shards (default: from the launcher)");
+  run->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
+  run->add_flag("--resume", rs->resume, "continue an interrupted sweep from its journal (OUT.journal.jsonl)");
+  run->add_option("--stop-after", rs->stop_after, "stop (exit 3, resumable) after the batch that finishes the N-th cell");
+  run->callback([ra, rs, shards] {
+    rs->spec = ra->parsed();
+    const LauncherShard env = shard_from_environment();
+    rs->num_shards = shards->first >= 0 ? shards->first : env.num_shards;
+    rs->shard_index = shards->second >= 0 ? shards->second : env.shard_index;
+    rs->run.device = device_for_local_rank(rs->run.device, env.local_rank);
+    if (!env.source.empty() && shards->first < 0)
+      std::fprintf(stderr, "[niah] shard %lld of %lld (from %s)\n", static_cast<long long>(rs->shard_index),
+                   static_cast<long long>(rs->num_shards), env.source.c_str());
+    try {
+      const nlohmann::json result = niah::run_sweep(*rs);
+      std::signal(SIGINT, SIG_IGN);  // the result is written: a late signal must not look like a kill
+      std::signal(SIGTERM, SIG_IGN);
+      niah::print_summary(result);
+    } catch (const RunInterrupted& e) {
+      std::fprintf(stderr, "foxeval niah run: %s\n", e.what());
+      std::exit(3);
+    }
+  });
+
+  // ---- score ----
+  auto sa = std::make_shared<SpecArgs>();
+  auto judge = std::make_shared<niah::JudgeSettings>();
+  auto s_pred = std::make_shared<std::string>(), s_result = std::make_shared<std::string>(),
+       s_out = std::make_shared<std::string>();
+  CLI::App* score = group->add_subcommand("score", "Score a pred.py folder or re-score a result (optionally with a judge)");
+  score->add_option("--pred-dir", *s_pred, "folder of Huggingface_len_L_depth_D.txt (+ .txt.done), from foxeval or pred.py");
+  score->add_option("--result", *s_result, "a `foxeval niah run` result to re-score (mode and answer from it)");
+  score->add_option("--out", *s_out, "scored result JSON")->required();
+  add_spec_options(score, *sa);
+  add_judge_options(score, *judge);
+  score->callback([sa, judge, s_pred, s_result, s_out] {
+    if (s_pred->empty() == s_result->empty()) throw Error("give one of --pred-dir and --result");
+    if (judge->url.empty() != judge->model.empty()) throw Error("--judge-url and --judge-model go together");
+    niah::NiahSpec spec = sa->parsed();
+    std::vector<nlohmann::json> records;
+    nlohmann::json identity;
+    if (!s_pred->empty()) {
+      const niah::ResolvedSpec r = niah::resolve_spec(spec);
+      records = niah::read_prediction_folder(*s_pred, r.def.file_prefix);
+      identity = niah::score_identity(r, *s_pred);
+    } else {
+      const nlohmann::json prev = read_json(*s_result);
+      if (!prev.contains("cells") || !prev.contains("header"))
+        throw Error(fmt::format("--result {}: not a `foxeval niah` result (no cells/header)", *s_result));
+      identity = prev["header"].value("settings", nlohmann::json::object());
+      if (!identity.contains("answer")) throw Error(fmt::format("--result {}: its settings carry no answer", *s_result));
+      for (const nlohmann::json& c : prev["cells"]) {
+        nlohmann::json rec = c;
+        for (const char* k : {"score", "answer_recall", "contains_answer", "judge_score", "judge_reply"}) rec.erase(k);
+        records.push_back(rec);
+      }
+    }
+    if (!judge->url.empty()) {
+      niah::Mode m = niah::load_mode(identity.value("mode", spec.mode));
+      const std::string question = spec.question.empty() ? m.judge_question : spec.question;
+      const std::string reference = spec.needle.empty() ? m.judge_reference : spec.needle;
+      niah::judge_records(records, *judge, question, reference);
+      identity["judge_model"] = judge->model;
+      identity["judge_url"] = judge->url;
+    }
+    nlohmann::json result = niah::build_result(identity, records);
+    result["header"] = result_header("niah", identity, 0.0);
+    write_json_atomic(*s_out, result);
+    niah::print_summary(result);
+  });
+});
+
+CommandRegistrar plot_niah_command([](CLI::App& root) {
+  CLI::App* plot = command_group(root, "plot", "Draw result files");
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto labels = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  auto judge = std::make_shared<bool>(false);
+  auto train = std::make_shared<int64_t>(0);
+  CLI::App* cmd = plot->add_subcommand("niah", "NIAH heatmaps (depth x length, score 1-10), one panel per result");
+  cmd->add_option("results", *files, "`foxeval niah` result files")->required();
+  cmd->add_option("--label", *labels, "panel title per file, in order (default: the model folder's name)");
+  cmd->add_option("-o,--out", *out, "SVG file")->required();
+  cmd->add_flag("--judge", *judge, "colour by the judge's ratings instead of the offline score");
+  cmd->add_option("--train-length", *train, "dashed line at this context length, the training one (the paper: 16384)");
+  cmd->callback([files, labels, out, judge, train] {
+    niah::plot_niah_files(*files, *labels, *out, *judge, *train);
+    std::printf("wrote %s\n", out->c_str());
+  });
+});
+
+}  // namespace
+}  // namespace foxeval

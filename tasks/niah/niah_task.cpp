@@ -1,0 +1,268 @@
+#include "tasks/niah/niah_task.h"
+
+#include <ATen/Device.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+
+#include "data/errors.h"
+#include "data/json_file.h"
+#include "data/tokenizer.h"
+#include "models/registry.h"
+#include "models/requests.h"
+#include "tasks/niah/niah_score.h"
+#include "tasks/runner.h"
+
+namespace fs = std::filesystem;
+
+namespace foxeval::niah {
+namespace {
+
+std::string item_id(int64_t length, int64_t depth) { return fmt::format("len_{}_depth_{}", length, depth); }
+
+struct Cell {
+  int64_t length, depth;
+};
+
+std::vector<Cell> grid_cells(const Mode& m) {
+  std::vector<Cell> cells;
+  for (int64_t L : m.lengths)
+    for (int64_t D : m.depths) cells.push_back({L, D});
+  return cells;
+}
+
+}  // namespace
+
+ResolvedSpec resolve_spec(const NiahSpec& spec) {
+  ResolvedSpec r{load_mode(spec.mode), load_prompt_definition()};
+  if (!spec.needle.empty()) {
+    // The offline scorer looks for the answer in the prediction: a new needle needs its answer.
+    if (spec.answer.empty()) throw Error("--needle: give --answer too (the words of the needle the scorer looks for)");
+    r.mode.needle = spec.needle;
+    r.mode.judge_reference = spec.needle;
+  }
+  if (!spec.answer.empty()) r.mode.answer = spec.answer;
+  if (!spec.question.empty()) {
+    r.mode.retrieval_question = spec.question;
+    r.mode.judge_question = spec.question;
+  }
+  if (!spec.lengths.empty()) r.mode.lengths = spec.lengths;
+  if (!spec.depths.empty()) r.mode.depths = spec.depths;
+  validate_grid(r.mode.lengths, r.mode.depths, r.def.buffer);
+  if (answer_key_words(r.mode.answer).empty()) throw Error(fmt::format("--answer '{}': no word to look for", r.mode.answer));
+  return r;
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error(fmt::format("{}: cannot write", tmp));
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n <= 0) {
+      ::close(fd);
+      throw Error(fmt::format("{}: write failed (disk full?)", tmp));
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) throw Error(fmt::format("{}: cannot flush", tmp));
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error(fmt::format("{}: cannot rename to {} ({})", tmp, path, ec.message()));
+}
+
+int64_t write_prompt_files(const NiahSpec& spec, const std::string& haystack_dir, const std::string& out_dir) {
+  const ResolvedSpec r = resolve_spec(spec);
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load("");
+  PromptBuilder builder(tok, haystack_dir, r.mode.lengths, r.mode.needle, r.mode.retrieval_question, r.def);
+  // Built in memory first: a bad haystack leaves no partial folder behind.
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const Cell& c : grid_cells(r.mode))
+    files.emplace_back(cell_stem(r.def.file_prefix, c.length, c.depth) + "_prompts.json",
+                       prompt_file_text(builder.escaped_user_message(c.length, c.depth)));
+  fs::create_directories(out_dir);
+  for (const auto& [name, text] : files) write_text_atomic((fs::path(out_dir) / name).string(), text);
+  return static_cast<int64_t>(files.size());
+}
+
+nlohmann::json run_sweep(const RunSettings& s) {
+  const ResolvedSpec r = resolve_spec(s.spec);
+  if (s.max_new_tokens < 1) throw Error(fmt::format("--max-new-tokens {} must be >= 1", s.max_new_tokens));
+  if (s.max_batch < 1) throw Error(fmt::format("--batch-size {} must be >= 1", s.max_batch));
+  const std::vector<std::string> hay = haystack_files(s.haystack_dir);  // checked before the model loads
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
+  PromptBuilder builder(tok, s.haystack_dir, r.mode.lengths, r.mode.needle, r.mode.retrieval_question, r.def);
+  const std::vector<Cell> cells = grid_cells(r.mode);
+  std::vector<std::vector<int64_t>> prompts;
+  std::vector<WorkItem> items;
+  for (const Cell& c : cells) {
+    prompts.push_back(builder.prompt_ids(c.length, c.depth));
+    items.push_back({item_id(c.length, c.depth), static_cast<double>(prompts.back().size() + s.max_new_tokens)});
+  }
+  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+  const ModelInfo& info = model->info();
+  const nlohmann::json identity = {
+      {"model", fs::weakly_canonical(s.model_dir).string()},
+      {"model_type", info.model_type},
+      {"num_parameters", info.num_parameters},
+      {"mode", r.mode.name},
+      {"needle", r.mode.needle},
+      {"retrieval_question", r.mode.retrieval_question},
+      {"answer", r.mode.answer},
+      {"haystack_digest", digest_paths(hay)},
+      {"lengths", r.mode.lengths},
+      {"depths", r.mode.depths},
+      {"max_new_tokens", s.max_new_tokens},
+      {"dtype", s.run.dtype},
+      {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
+
+  RunnerSettings rs;
+  rs.out_path = s.out_path;
+  rs.resume = s.resume;
+  rs.num_shards = s.num_shards;
+  rs.shard_index = s.shard_index;
+  rs.progress_unit = "tok";
+  Runner runner(rs, "niah", identity, items);
+  if (!s.pred_dir.empty()) fs::create_directories(s.pred_dir);
+
+  // Batches: the to-do cells of one length, split by rows and tokens (generate_until keeps each
+  // such batch whole, so a stop request is honoured between batches and no finished cell is lost).
+  std::vector<std::vector<size_t>> batches;
+  for (size_t i : runner.todo()) {
+    const bool same_length = !batches.empty() && cells[batches.back().front()].length == cells[i].length;
+    bool fits = false;
+    if (same_length) {
+      size_t longest = prompts[i].size();
+      for (size_t j : batches.back()) longest = std::max(longest, prompts[j].size());
+      const int64_t rows = static_cast<int64_t>(batches.back().size()) + 1;
+      fits = rows <= s.max_batch && rows * (static_cast<int64_t>(longest) + s.max_new_tokens) <= s.max_batch_tokens;
+    }
+    if (fits) batches.back().push_back(i);
+    else batches.push_back({i});
+  }
+
+  GenerateStats total;
+  int64_t finished = 0, generated = 0;
+  for (const std::vector<size_t>& batch : batches) {
+    if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
+    std::vector<GenerationRequest> requests;
+    for (size_t i : batch) requests.push_back({prompts[i], s.max_new_tokens, {tok.eos_id()}});
+    GenerateUntilOptions o;
+    o.max_batch = s.max_batch;
+    o.max_batch_tokens = std::max<int64_t>(s.max_batch_tokens, static_cast<int64_t>(batch.size()) *
+                                                                    (static_cast<int64_t>(prompts[batch.front()].size()) + s.max_new_tokens));
+    o.prefill_chunk = s.prefill_chunk;
+    const GenerateStats st = generate_until(*model, requests, o, [&](size_t k, const GenerationAnswer& a) {
+      const size_t i = batch[k];
+      const Cell& c = cells[i];
+      const std::string prediction = python_strip(tok.decode(a.ids, true, true));
+      if (!s.pred_dir.empty()) {
+        // pred.py's layout: the prediction, then the empty sentinel that marks it whole.
+        const std::string stem = (fs::path(s.pred_dir) / cell_stem(r.def.file_prefix, c.length, c.depth)).string();
+        write_text_atomic(stem + ".txt", prediction);
+        write_text_atomic(stem + ".txt.done", "");
+      }
+      runner.finish(items[i].id,
+                    {{"length", c.length},
+                     {"depth", c.depth},
+                     {"prediction", prediction},
+                     {"prompt_tokens", prompts[i].size()},
+                     {"generated_tokens", a.ids.size()},
+                     {"stop", stop_reason_name(a.reason)}},
+                    static_cast<double>(prompts[i].size() + a.ids.size()));
+      ++finished;
+      generated += static_cast<int64_t>(a.ids.size());
+    });
+    total.prefill_seconds += st.prefill_seconds;
+    total.decode_seconds += st.decode_seconds;
+    total.prompt_tokens += st.prompt_tokens;
+    total.decode_steps += st.decode_steps;
+  }
+
+  nlohmann::json run_stats = {{"cells", finished},
+                              {"prompt_tokens", total.prompt_tokens},
+                              {"generated_tokens", generated},
+                              {"prefill_s", total.prefill_seconds},
+                              {"decode_s", total.decode_seconds},
+                              {"prefill_tokens_per_s", total.prefill_seconds > 0 ? total.prompt_tokens / total.prefill_seconds : 0.0},
+                              {"decode_tokens_per_s", total.decode_seconds > 0 ? generated / total.decode_seconds : 0.0}};
+  const at::Device device(s.run.device);
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
+    run_stats["peak_gpu_memory_bytes"] =
+        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
+  }
+  nlohmann::json result = runner.complete([&](const nlohmann::json& id, const std::vector<nlohmann::json>& records) {
+    nlohmann::json out = build_result(id, records);
+    // Timings of this invocation only (a resumed run counts the cells it did): not part of what
+    // `foxeval merge` rebuilds, and never part of a score.
+    out["this_run"] = run_stats;
+    return out;
+  });
+  return result;
+}
+
+std::vector<nlohmann::json> read_prediction_folder(const std::string& dir, const std::string& prefix) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(fmt::format("--pred-dir {}: not a folder", dir));
+  const std::regex name_re("^" + prefix + "_len_([0-9]+)_depth_([0-9]+)\\.txt$");
+  std::map<std::pair<int64_t, int64_t>, nlohmann::json> cells;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".txt") != 0) continue;
+    std::smatch m;
+    if (!std::regex_match(name, m, name_re))
+      throw Error(fmt::format("--pred-dir {}: {} is not named {}_len_L_depth_D.txt", dir, name, prefix));
+    if (!fs::exists(e.path().string() + ".done")) {
+      std::fprintf(stderr, "[niah] %s: no %s.done (unfinished), skipped as eval.py does\n", dir.c_str(), name.c_str());
+      continue;
+    }
+    const int64_t L = std::stoll(m[1].str()), D100 = std::stoll(m[2].str());
+    if (D100 % 100 != 0)
+      throw Error(fmt::format("--pred-dir {}: {}: depth_{} is not a whole percent (x100)", dir, name, D100));
+    cells[{L, D100 / 100}] = {{"length", L}, {"depth", D100 / 100}, {"prediction", python_strip(read_text_file(e.path().string()))}};
+  }
+  if (cells.empty()) throw Error(fmt::format("--pred-dir {}: no finished prediction ({}_len_L_depth_D.txt + .done)", dir, prefix));
+  std::vector<nlohmann::json> records;
+  for (auto& [key, rec] : cells) records.push_back(std::move(rec));
+  return records;
+}
+
+nlohmann::json score_identity(const ResolvedSpec& r, const std::string& source) {
+  return {{"mode", r.mode.name},   {"needle", r.mode.needle}, {"retrieval_question", r.mode.retrieval_question},
+          {"answer", r.mode.answer}, {"source", source}};
+}
+
+void print_summary(const nlohmann::json& result) {
+  auto row = [](const nlohmann::json& arr, const char* key, const char* label) {
+    std::printf("%-16s", label);
+    for (const nlohmann::json& e : arr) std::printf(" %7lld", static_cast<long long>(e.at(key).get<int64_t>()));
+    std::printf("\n%-16s", "mean score");
+    for (const nlohmann::json& e : arr) std::printf(" %7.2f", e.at("mean").get<double>());
+    std::printf("\n");
+  };
+  if (!result.contains("mean_by_length")) return;  // a shard part: the means come with `foxeval merge`
+  row(result["mean_by_length"], "length", "length");
+  row(result["mean_by_depth"], "depth", "depth %");
+  std::printf("%-16s %7.2f (1-10, offline scorer)\n", "mean", result["mean"].get<double>());
+  if (result.contains("judge"))
+    std::printf("%-16s %7.2f (judge %s)\n", "judge mean", result["judge"]["mean"].get<double>(),
+                result["judge"].value("model", std::string("?")).c_str());
+  if (result.contains("this_run")) {
+    const nlohmann::json& t = result["this_run"];
+    std::printf("prefill %.1f tok/s, decode %.1f tok/s (%lld cells this run)\n", t["prefill_tokens_per_s"].get<double>(),
+                t["decode_tokens_per_s"].get<double>(), static_cast<long long>(t["cells"].get<int64_t>()));
+    if (t.contains("peak_gpu_memory_bytes"))
+      std::printf("peak GPU memory %.2f GiB\n", t["peak_gpu_memory_bytes"].get<double>() / (1 << 30));
+  }
+}
+
+}  // namespace foxeval::niah

@@ -1,0 +1,66 @@
+// `foxeval niah prompts|run|score`: the sweep through the Runner (journal, resume, shards) and
+// generate_until, the official prompt files, and scoring of prediction folders.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+#include "tasks/niah/niah_prompts.h"
+
+namespace foxeval::niah {
+
+// What defines the benchmark of a run: the mode's strings (or overrides) and the grid.
+struct NiahSpec {
+  std::string mode = "standard";
+  std::string needle, question, answer;  // empty: the mode's
+  std::vector<int64_t> lengths, depths;  // empty: the mode's (the paper's grid)
+};
+
+// The mode with its overrides applied and the grid validated. Errors name the flag.
+struct ResolvedSpec {
+  Mode mode;
+  PromptDefinition def;
+};
+ResolvedSpec resolve_spec(const NiahSpec& spec);
+
+// `foxeval niah prompts`: every cell's prompt file into out_dir, as prompt.py names and fills
+// them. Everything is checked and built before the first file is written; each file is atomic.
+// Returns the number of files.
+int64_t write_prompt_files(const NiahSpec& spec, const std::string& haystack_dir, const std::string& out_dir);
+
+struct RunSettings {
+  NiahSpec spec;
+  std::string model_dir, haystack_dir, out_path;
+  std::string pred_dir;  // also write the official pred.py layout here when not empty
+  int64_t max_new_tokens = 1024;
+  int64_t max_batch = 16;              // rows per batch (cells of one length)
+  int64_t max_batch_tokens = 131072;   // rows x (longest prompt + max_new_tokens) per batch (3 rows at 32k)
+  int64_t prefill_chunk = 4096;
+  int64_t stop_after = -1;             // stop (resumably) after the batch that finishes the N-th cell
+  bool resume = false;
+  int64_t num_shards = 1, shard_index = 0;
+  RunOptions run;
+};
+
+// The whole sweep. Throws RunInterrupted (tasks/runner.h) on a signal or --stop-after.
+nlohmann::json run_sweep(const RunSettings& s);
+
+// Atomic text file (temp, fsync, rename): a prediction or prompt file is whole or absent.
+void write_text_atomic(const std::string& path, const std::string& text);
+
+// Records {length, depth, prediction} from an official-layout prediction folder
+// (<prefix>_len_{L}_depth_{D*100}.txt with its .txt.done; as eval.py, a .txt without .done is
+// skipped with a note on stderr; the text is strip()ped). Cells come in grid order (length, then
+// depth). Errors name the file when a name does not parse or the folder holds no prediction.
+std::vector<nlohmann::json> read_prediction_folder(const std::string& dir, const std::string& prefix);
+
+// The identity of a scoring of predictions (no model).
+nlohmann::json score_identity(const ResolvedSpec& spec, const std::string& source);
+
+// Prints the mean by length and by depth (stdout).
+void print_summary(const nlohmann::json& result);
+
+}  // namespace foxeval::niah
