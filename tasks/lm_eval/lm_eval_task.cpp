@@ -1,0 +1,326 @@
+#include "tasks/lm_eval/lm_eval_task.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "data/errors.h"
+#include "data/records.h"
+#include "data/tokenizer.h"
+#include "models/registry.h"
+#include "models/requests.h"
+#include "tasks/lm_eval/hflm.h"
+#include "tasks/lm_eval/metrics.h"
+#include "tasks/lm_eval/pystr.h"
+#include "tasks/runner.h"
+
+namespace foxeval::lm_eval {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string task_data_file(const std::string& data_dir, const std::string& task) {
+  const std::string jsonl = (fs::path(data_dir) / (task + ".jsonl")).string();
+  const std::string parquet = (fs::path(data_dir) / (task + ".parquet")).string();
+  const bool has_jsonl = fs::is_regular_file(jsonl), has_parquet = fs::is_regular_file(parquet);
+  if (has_jsonl && has_parquet)
+    throw Error(fmt::format("{}: both {} and {} exist; keep one", task, jsonl, parquet));
+  if (!has_jsonl && !has_parquet) {
+    const TaskConfig& c = task_config(task);
+    throw Error(fmt::format("{}: no data file: tried {} and {} (the '{}' split of the Hugging Face dataset {}{})", task,
+                            jsonl, parquet, c.split, c.dataset_path,
+                            c.dataset_name.empty() ? "" : " (" + c.dataset_name + ")"));
+  }
+  return has_jsonl ? jsonl : parquet;
+}
+
+TaskDocs load_task_docs(const TaskConfig& config, const std::string& data_dir, int64_t limit) {
+  TaskDocs t;
+  t.config = config;
+  t.path = task_data_file(data_dir, config.name);
+  std::vector<json> records = read_records(t.path);
+  if (records.empty()) throw Error(fmt::format("{}: {} holds no documents", config.name, t.path));
+  t.total = static_cast<int64_t>(records.size());
+  const size_t n = limit < 0 ? records.size() : std::min(records.size(), static_cast<size_t>(limit));
+  const DocFunction fn = doc_function(config.name);
+  for (size_t i = 0; i < n; ++i) {
+    t.docs.push_back(fn(records[i], DocPlace{config.name, record_where(t.path, i)}));
+    t.raw.push_back(std::move(records[i]));
+  }
+  return t;
+}
+
+std::vector<json> request_lines(const TaskDocs& docs) {
+  std::vector<json> out;
+  for (size_t d = 0; d < docs.docs.size(); ++d)
+    for (const TaskRequest& r : build_requests(docs.config.output_type, docs.config.target_delimiter, docs.docs[d])) {
+      json j = {{"task", docs.config.name}, {"doc_id", d}, {"index", r.index}, {"kind", r.kind}};
+      if (r.kind == "loglikelihood_rolling") {
+        j["text"] = r.text;
+      } else {
+        j["context"] = r.context;
+        j["continuation"] = r.continuation;
+      }
+      out.push_back(std::move(j));
+    }
+  return out;
+}
+
+namespace {
+
+DocScoring scoring_of(const DocParts& d) {
+  DocScoring s;
+  s.gold = d.gold;
+  for (const std::string& c : d.choices) s.choice_len.push_back(py_len(c));
+  s.words = d.words;
+  s.bytes = d.bytes;
+  return s;
+}
+
+// The record of a finished document: its answers (in request order; rolling: window order) and
+// the scoring facts of its data, so results are rebuilt from records alone.
+json make_record(const std::string& task, size_t doc_id, const DocScoring& s, const std::vector<Answer>& answers) {
+  json a = json::array();
+  for (const Answer& x : answers) a.push_back({{"logprob", x.logprob}, {"is_greedy", x.is_greedy}});
+  json r = {{"task", task}, {"doc_id", doc_id}, {"answers", a}};
+  if (s.gold >= 0) {
+    r["gold"] = s.gold;
+    r["choice_len"] = s.choice_len;
+  }
+  if (s.words > 0 || s.bytes > 0) {
+    r["words"] = s.words;
+    r["bytes"] = s.bytes;
+  }
+  return r;
+}
+
+void read_record(const json& r, DocScoring* s, std::vector<Answer>* answers) {
+  s->gold = r.value("gold", int64_t{-1});
+  if (r.contains("choice_len")) s->choice_len = r.at("choice_len").get<std::vector<int64_t>>();
+  s->words = r.value("words", int64_t{0});
+  s->bytes = r.value("bytes", int64_t{0});
+  for (const json& a : r.at("answers")) answers->push_back({a.at("logprob").get<double>(), a.at("is_greedy").get<bool>()});
+}
+
+json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::vector<TaskDocs>& tasks) {
+  const ModelInfo& info = model.info();
+  json data = json::object();
+  json names = json::array();
+  for (const TaskDocs& t : tasks) {
+    names.push_back(t.config.name);
+    data[t.config.name] = {{"file", fs::weakly_canonical(t.path).string()},
+                           {"digest", digest_paths({t.path})},
+                           {"docs_total", t.total},
+                           {"docs_evaluated", t.docs.size()}};
+  }
+  return {{"model", fs::weakly_canonical(s.model_dir).string()},
+          {"model_type", info.model_type},
+          {"num_parameters", info.num_parameters},
+          {"tasks", names},
+          {"data", data},
+          {"limit", s.limit},
+          {"max_length", s.max_length},
+          {"add_bos_token", true},
+          {"num_fewshot", 0},
+          {"dtype", s.run.dtype},
+          {"device_type", s.run.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu"},
+          {"batch_size", s.batch_size},
+          {"max_batch_tokens", s.max_batch_tokens},
+          {"num_shards", s.num_shards}};
+}
+
+// --log-samples: one line per document, lm-eval's sample fields where they apply. Written to a
+// temporary file and renamed, as results are.
+void write_log_samples(const std::string& path, const std::vector<TaskDocs>& tasks, const std::vector<json>& records) {
+  std::map<std::string, const TaskDocs*> by_name;
+  for (const TaskDocs& t : tasks) by_name[t.config.name] = &t;
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(fmt::format("{}: cannot write the log samples", tmp));
+  for (const json& r : records) {
+    const TaskDocs& t = *by_name.at(r.at("task").get<std::string>());
+    const size_t d = r.at("doc_id").get<size_t>();
+    DocScoring s;
+    std::vector<Answer> answers;
+    read_record(r, &s, &answers);
+    json args = json::array(), resps = json::array();
+    for (const TaskRequest& q : build_requests(t.config.output_type, t.config.target_delimiter, t.docs[d])) {
+      json a = json::array();
+      if (q.kind == "loglikelihood_rolling") {
+        a.push_back(q.text);
+      } else {
+        a.push_back(q.context);
+        a.push_back(q.continuation);
+      }
+      args.push_back(std::move(a));
+    }
+    for (const Answer& a : answers) {
+      json pair = json::array();
+      pair.push_back(a.logprob);
+      pair.push_back(a.is_greedy);
+      resps.push_back(std::move(pair));
+    }
+    json line = {{"task", t.config.name}, {"doc_id", d},         {"doc", t.raw[d]},
+                 {"target", t.docs[d].target}, {"arguments", args}, {"resps", resps}};
+    if (s.gold >= 0) line["gold"] = s.gold;
+    const json metrics = process_results(t.config, s, answers);  // named: items() must not outlive it
+    for (auto& [k, v] : metrics.items()) line[k] = v;
+    const std::string text = line.dump() + "\n";
+    if (std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+      std::fclose(f);
+      throw Error(fmt::format("{}: write failed (disk full?)", tmp));
+    }
+  }
+  if (std::fclose(f) != 0) throw Error(fmt::format("{}: write failed (disk full?)", tmp));
+  fs::rename(tmp, path);
+}
+
+const ResultBuilderRegistrar lm_eval_builder("lm-eval", build_lm_eval_result);
+
+}  // namespace
+
+json build_lm_eval_result(const json& identity, const std::vector<json>& records) {
+  std::map<std::string, std::vector<json>> doc_metrics;
+  for (const json& r : records) {
+    const std::string task = r.at("task").get<std::string>();
+    DocScoring s;
+    std::vector<Answer> answers;
+    read_record(r, &s, &answers);
+    doc_metrics[task].push_back(process_results(task_config(task), s, answers));
+  }
+  json results = json::object(), n_samples = json::object(), versions = json::object(), n_shot = json::object(),
+       higher = json::object(), subtasks = json::object(), delta = json::object(), sources = json::object();
+  for (const json& name_j : identity.at("tasks")) {
+    const std::string name = name_j.get<std::string>();
+    const TaskConfig& c = task_config(name);
+    const std::vector<json>& dm = doc_metrics[name];
+    const json& data = identity.at("data").at(name);
+    if (static_cast<int64_t>(dm.size()) != data.at("docs_evaluated").get<int64_t>())
+      throw Error(fmt::format("lm-eval result: {} has {} documents scored of {}", name, dm.size(),
+                              data.at("docs_evaluated").get<int64_t>()));
+    results[name] = task_results(c, dm);
+    n_samples[name] = {{"original", data.at("docs_total")}, {"effective", data.at("docs_evaluated")}};
+    versions[name] = c.version;
+    n_shot[name] = 0;
+    subtasks[name] = json::array();
+    sources[name] = {{"yaml", c.yaml}, {"dataset_path", c.dataset_path}, {"dataset_name", c.dataset_name},
+                     {"split", c.split}, {"output_type", c.output_type}};
+    for (const MetricSpec& m : c.metrics) {
+      higher[name][m.metric] = m.higher_is_better;
+      if (m.aggregation == "perplexity") {
+        std::vector<json> items;
+        for (const json& d : dm) items.push_back(d.at(m.metric));
+        const double se = perplexity_stderr_delta_method(items);
+        delta[name][m.metric + "_stderr_delta_method,none"] = std::isnan(se) ? json("N/A") : json(se);
+      }
+    }
+  }
+  return {{"results", results},
+          {"group_subtasks", subtasks},
+          {"versions", versions},
+          {"n-shot", n_shot},
+          {"higher_is_better", higher},
+          {"n-samples", n_samples},
+          {"task_definitions", sources},
+          {"stderr_note",
+           "as lm-eval 0.4.4: <metric>_stderr is the closed-form sample_stddev/sqrt(n) for mean metrics (acc, "
+           "acc_norm); \"N/A\" for weighted_perplexity and bits_per_byte (lm-eval has none) and for lambada's "
+           "perplexity, which lm-eval estimates by a random bootstrap; its first-order (delta method) estimate "
+           "perplexity * stderr(mean loglikelihood) is under perplexity_stderr_delta_method"},
+          {"perplexity_stderr_delta_method", delta},
+          {"model", identity.at("model")}};
+}
+
+json run_lm_eval(const LmEvalSettings& s) {
+  if (s.max_length < 2) throw Error(fmt::format("--max-length {} must be >= 2", s.max_length));
+  if (s.limit == 0 || s.limit < -1) throw Error(fmt::format("--limit {}: must be positive", s.limit));
+  if (!s.log_samples_path.empty() && s.num_shards > 1)
+    throw Error("--log-samples: not available with --num-shards > 1 (each shard has only its documents; "
+                "run the samples without shards)");
+  std::vector<TaskDocs> tasks;
+  for (const TaskConfig& c : parse_task_list(s.tasks)) tasks.push_back(load_task_docs(c, s.data_dir, s.limit));
+
+  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
+
+  std::vector<WorkItem> items;
+  for (const TaskDocs& t : tasks)
+    for (size_t d = 0; d < t.docs.size(); ++d) {
+      double cost = 0;  // bytes of the request strings: deterministic, so every shard splits alike
+      for (const TaskRequest& r : build_requests(t.config.output_type, t.config.target_delimiter, t.docs[d]))
+        cost += static_cast<double>(r.context.size() + r.continuation.size() + r.text.size());
+      items.push_back({fmt::format("{}/{}", t.config.name, d), cost});
+    }
+  std::vector<std::pair<size_t, size_t>> item_doc;  // item -> (task, doc)
+  for (size_t t = 0; t < tasks.size(); ++t)
+    for (size_t d = 0; d < tasks[t].docs.size(); ++d) item_doc.emplace_back(t, d);
+
+  RunnerSettings rs;
+  rs.out_path = s.out_path;
+  rs.resume = s.resume;
+  rs.num_shards = s.num_shards;
+  rs.shard_index = s.shard_index;
+  rs.progress_unit = "tok";
+  Runner run(rs, "lm-eval", make_identity(s, *model, tasks), items);
+
+  // Every request of every document still to do, in one loglikelihood() call (it orders and
+  // batches them by length).
+  struct Pending {
+    size_t item;
+    std::vector<Answer> answers;
+    size_t remaining = 0;
+    double tokens = 0;
+  };
+  std::vector<Pending> pending;
+  std::vector<LoglikelihoodRequest> requests;
+  std::vector<std::pair<size_t, size_t>> request_slot;  // request -> (pending, answer index)
+  for (size_t i : run.todo()) {
+    const auto [t, d] = item_doc[i];
+    Pending p{i, {}, 0, 0};
+    std::vector<LoglikelihoodRequest> mine;
+    for (const TaskRequest& r : build_requests(tasks[t].config.output_type, tasks[t].config.target_delimiter,
+                                               tasks[t].docs[d])) {
+      if (r.kind == "loglikelihood_rolling") {
+        for (LoglikelihoodRequest& w : rolling_requests(tok, r.text, s.max_length)) mine.push_back(std::move(w));
+      } else {
+        mine.push_back(encode_pair(tok, r.context, r.continuation));
+      }
+    }
+    p.answers.resize(mine.size());
+    p.remaining = mine.size();
+    for (size_t k = 0; k < mine.size(); ++k) {
+      p.tokens += static_cast<double>(mine[k].context.size() + mine[k].continuation.size());
+      request_slot.emplace_back(pending.size(), k);
+      requests.push_back(std::move(mine[k]));
+    }
+    pending.push_back(std::move(p));
+  }
+
+  LoglikelihoodOptions opt;
+  opt.max_length = s.max_length;
+  opt.batch_size = s.batch_size;
+  opt.max_batch_tokens = s.max_batch_tokens;
+  int64_t finished_here = 0;
+  loglikelihood(*model, requests, opt, [&](size_t i, const LoglikelihoodAnswer& a) {
+    const auto [pi, k] = request_slot[i];
+    Pending& p = pending[pi];
+    p.answers[k] = {a.logprob, a.is_greedy};
+    if (--p.remaining > 0) return;
+    const auto [t, d] = item_doc[p.item];
+    run.finish(items[p.item].id, make_record(tasks[t].config.name, d, scoring_of(tasks[t].docs[d]), p.answers), p.tokens);
+    ++finished_here;
+    if (run.should_stop() || (s.stop_after_docs >= 0 && finished_here >= s.stop_after_docs)) run.interrupt();
+  });
+
+  std::vector<json> all_records;
+  const json result = run.complete([&](const json& identity, const std::vector<json>& records) {
+    all_records = records;
+    return build_lm_eval_result(identity, records);
+  });
+  if (!s.log_samples_path.empty()) write_log_samples(s.log_samples_path, tasks, all_records);
+  return result;
+}
+
+}  // namespace foxeval::lm_eval

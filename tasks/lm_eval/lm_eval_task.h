@@ -1,0 +1,57 @@
+// `foxeval lm-eval`: the paper's 11 lm-evaluation-harness 0.4.4 tasks, zero-shot, through the
+// Runner (journal, resume, shards, progress, one atomic result). One work item per document
+// ("{task}/{doc_id}"); its record holds the document's answers and what scoring needs, so the
+// result (and `foxeval merge` of shard parts) is rebuilt from records alone.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+#include "tasks/lm_eval/docs.h"
+#include "tasks/lm_eval/task_config.h"
+
+namespace foxeval::lm_eval {
+
+// One task's evaluated documents, as read from --data.
+struct TaskDocs {
+  TaskConfig config;
+  std::string path;                  // the file read: DIR/{task}.jsonl or DIR/{task}.parquet
+  int64_t total = 0;                 // documents in the file (lm-eval's n-samples "original")
+  std::vector<nlohmann::json> raw;   // the first `limit` documents, as read
+  std::vector<DocParts> docs;        // their doc_to_* parts
+};
+
+// DIR/{task}.jsonl or DIR/{task}.parquet; neither or both is an error naming the paths.
+std::string task_data_file(const std::string& data_dir, const std::string& task);
+
+// Reads and renders the first `limit` documents (limit < 0: all), as lm-eval's --limit.
+TaskDocs load_task_docs(const TaskConfig& config, const std::string& data_dir, int64_t limit);
+
+// Every request of the documents as `foxeval lm-eval requests` writes them:
+// {"task","doc_id","index","kind","context","continuation"} or {"task","doc_id","index","kind","text"}.
+std::vector<nlohmann::json> request_lines(const TaskDocs& docs);
+
+struct LmEvalSettings {
+  std::string model_dir, data_dir, out_path, tasks;
+  std::string log_samples_path;  // optional: per-document details (JSON lines)
+  int64_t limit = -1;
+  int64_t batch_size = 0, max_batch_tokens = 32768;
+  int64_t max_length = 16384;  // HFLM max_length of the official run
+  RunOptions run;
+  bool resume = false;
+  int64_t num_shards = 1, shard_index = 0;
+  int64_t stop_after_docs = -1;  // interrupt (exit 3, resumable) after this many documents
+};
+
+// Runs the tasks and writes the result (or this shard's part). Throws RunInterrupted (tasks/runner.h)
+// when stopped; the journal keeps finished documents.
+nlohmann::json run_lm_eval(const LmEvalSettings& settings);
+
+// lm-eval's results dict from the run identity and every document's record, in item order
+// (registered as the "lm-eval" ResultBuilder for `foxeval merge`).
+nlohmann::json build_lm_eval_result(const nlohmann::json& identity, const std::vector<nlohmann::json>& records);
+
+}  // namespace foxeval::lm_eval

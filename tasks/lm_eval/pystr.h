@@ -1,0 +1,44 @@
+// Python `str` operations on UTF-8 text, as lm-eval's task code applies them to documents
+// (strip, capitalize, len, re's \s, ...): the request strings must equal the Python ones byte for
+// byte, so "whitespace" and "character" mean what they mean in Python 3, not in <cctype>.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace foxeval::lm_eval {
+
+// str.isspace() of one code point (= what re's \s matches in a str pattern, and what
+// str.strip()/split() remove): ASCII \t\n\v\f\r and space, \x1c-\x1f, U+0085, U+00A0, U+1680,
+// U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+bool is_py_space(char32_t cp);
+
+// The regex character class of is_py_space for RE2 patterns (RE2's \s is ASCII only).
+extern const char* const kPySpaceClass;
+
+std::string py_strip(std::string_view s);   // str.strip()
+std::string py_lstrip(std::string_view s);  // str.lstrip()
+std::string py_rstrip(std::string_view s);  // str.rstrip()
+
+// str.replace(old, new): every non-overlapping occurrence, left to right.
+std::string py_replace(std::string_view s, std::string_view from, std::string_view to);
+
+// len(s): code points, not bytes (lm-eval's acc_norm divides by this).
+int64_t py_len(std::string_view s);
+
+// s[:-1]: drops the last code point ("" stays "").
+std::string py_drop_last(std::string_view s);
+
+// s[0].lower() + s[1:] (copa's convert_choice); "" is an error in Python and here.
+std::string py_lower_first(std::string_view s);
+
+// str.capitalize(): the first character in title case, the rest in lower case. Case mapping
+// covers ASCII, Latin-1, Latin Extended-A, basic Greek and Cyrillic (with ß -> "Ss",
+// İ -> "i̇"); other scripts are left as they are (Python maps them too: documented gap).
+std::string py_capitalize(std::string_view s);
+
+// len(re.split(r"\s+", s)): the number of pieces between maximal runs of whitespace,
+// empty pieces at either end included (wikitext's word count).
+int64_t py_split_whitespace_count(std::string_view s);
+
+}  // namespace foxeval::lm_eval

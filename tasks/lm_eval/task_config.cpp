@@ -1,0 +1,99 @@
+#include "tasks/lm_eval/task_config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "data/errors.h"
+#include "data/json_file.h"
+#include "tasks/lm_eval/docs.h"
+
+namespace foxeval::lm_eval {
+namespace fs = std::filesystem;
+
+std::string tasks_json_path() {
+  std::vector<std::string> tried;
+  if (const char* env = std::getenv("FOXEVAL_TASKS_DIR")) tried.push_back(std::string(env) + "/lm_eval/tasks.json");
+#ifdef FOXEVAL_DATA_DIR
+  tried.push_back((fs::path(FOXEVAL_DATA_DIR).parent_path() / "tasks/lm_eval/tasks.json").string());
+#endif
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) tried.push_back((exe.parent_path().parent_path() / "tasks/lm_eval/tasks.json").string());
+  for (const std::string& p : tried)
+    if (fs::is_regular_file(p)) return p;
+  throw Error(fmt::format("lm-eval task definitions (tasks/lm_eval/tasks.json) not found; tried: {} "
+                          "(set FOXEVAL_TASKS_DIR to the foxeval source's tasks/ folder)",
+                          fmt::join(tried, ", ")));
+}
+
+namespace {
+
+std::map<std::string, TaskConfig> load_configs() {
+  const std::string path = tasks_json_path();
+  const nlohmann::json j = read_json(path);
+  std::map<std::string, TaskConfig> out;
+  try {
+    for (auto it = j.at("tasks").begin(); it != j.at("tasks").end(); ++it) {
+      const nlohmann::json& t = it.value();
+      TaskConfig c;
+      c.name = it.key();
+      c.yaml = t.at("yaml").get<std::string>();
+      c.dataset_path = t.at("dataset_path").get<std::string>();
+      c.dataset_name = t.at("dataset_name").is_null() ? "" : t.at("dataset_name").get<std::string>();
+      c.split = t.at("split").get<std::string>();
+      c.output_type = t.at("output_type").get<std::string>();
+      c.target_delimiter = t.at("target_delimiter").get<std::string>();
+      c.version = t.at("version").get<double>();
+      for (const nlohmann::json& m : t.at("metrics"))
+        c.metrics.push_back({m.at("metric").get<std::string>(), m.at("aggregation").get<std::string>(),
+                             m.at("higher_is_better").get<bool>()});
+      if (!doc_function(c.name)) throw Error(fmt::format("{}: task '{}' has no document function in foxeval", path, c.name));
+      out.emplace(c.name, std::move(c));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: malformed task definitions: {}", path, e.what()));
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::map<std::string, TaskConfig>& task_configs() {
+  static const std::map<std::string, TaskConfig> configs = load_configs();
+  return configs;
+}
+
+const TaskConfig& task_config(const std::string& name) {
+  const auto& all = task_configs();
+  auto it = all.find(name);
+  if (it == all.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, c] : all) names.push_back(n);
+    throw Error(fmt::format("--tasks: unknown task '{}' (known: {})", name, fmt::join(names, ", ")));
+  }
+  return it->second;
+}
+
+std::vector<TaskConfig> parse_task_list(const std::string& list) {
+  std::vector<TaskConfig> out;
+  std::set<std::string> seen;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string name = list.substr(start, end - start);
+    if (name.empty()) throw Error(fmt::format("--tasks: empty task name in '{}'", list));
+    if (!seen.insert(name).second) throw Error(fmt::format("--tasks: task '{}' given twice", name));
+    out.push_back(task_config(name));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace foxeval::lm_eval

@@ -1,0 +1,37 @@
+// The 11 tasks' configuration facts (dataset, split, output type, metrics), read from
+// tasks/lm_eval/tasks.json, which records them from lm-eval 0.4.4's task YAMLs.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace foxeval::lm_eval {
+
+struct MetricSpec {
+  std::string metric;       // acc, acc_norm, perplexity, word_perplexity, byte_perplexity, bits_per_byte
+  std::string aggregation;  // mean, perplexity, weighted_perplexity, bits_per_byte
+  bool higher_is_better = true;
+};
+
+struct TaskConfig {
+  std::string name, yaml, dataset_path, dataset_name, split;
+  std::string output_type;  // multiple_choice, loglikelihood, loglikelihood_rolling
+  std::string target_delimiter = " ";
+  double version = 0;
+  std::vector<MetricSpec> metrics;
+};
+
+// tasks.json: $FOXEVAL_TASKS_DIR/lm_eval/tasks.json, else the source tree's tasks/ (compile time),
+// else <dir of the executable>/../tasks; the first that exists. Errors name the paths tried.
+std::string tasks_json_path();
+
+// Every task of tasks.json, by name (loaded once).
+const std::map<std::string, TaskConfig>& task_configs();
+
+// One task; an unknown name is an error listing the known ones.
+const TaskConfig& task_config(const std::string& name);
+
+// "a,b,c" -> configs, in the order given; duplicates and unknown names are errors.
+std::vector<TaskConfig> parse_task_list(const std::string& list);
+
+}  // namespace foxeval::lm_eval

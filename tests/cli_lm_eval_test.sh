@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# `foxeval lm-eval requests|run` end to end on the 11 tasks' fixture documents
+# (tests/fixtures/lm_eval/data) and the trained tiny FoX (Pro): request lines, a run of every task,
+# stop + --resume equal to an uninterrupted run, --log-samples, and the bad-input errors.
+# Usage: tests/cli_lm_eval_test.sh path/to/foxeval   (run from the repository root)
+set -u
+FOXEVAL="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAILED: $1" >&2; }
+expect_ok() { local name="$1"; shift; if "$@" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "$name"; cat "$tmp/err" >&2; fi; }
+# expect_error NAME TEXT CMD...: fails (non-zero) and stderr contains TEXT
+expect_error() {
+  local name="$1" text="$2"; shift 2
+  if "$@" >"$tmp/out" 2>"$tmp/err"; then bad "$name (succeeded)"; return; fi
+  grep -qF -- "$text" "$tmp/err" && ok || { bad "$name (stderr lacks '$text')"; cat "$tmp/err" >&2; }
+}
+# same_results A B: the two result files agree on everything but the header (times, dates).
+same_results() {
+  python3 - "$1" "$2" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for r in (a, b):
+    r.pop("header", None)
+sys.exit(0 if a == b else 1)
+EOF
+}
+data=tests/fixtures/lm_eval/data
+model=../shared/fixtures/trained/fox_pro_tiny_pg
+all=wikitext,lambada_openai,piqa,hellaswag,winogrande,arc_easy,arc_challenge,boolq,sciq,copa,openbookqa
+
+# Requests: every task's, numbered as lm-eval numbers them (the strings are checked against
+# lm-eval's own in the unit tests).
+expect_ok "requests" "$FOXEVAL" lm-eval requests --tasks $all --data $data --out "$tmp/req.jsonl"
+[ "$(wc -l <"$tmp/req.jsonl")" -eq 101 ] && ok || bad "requests: 101 lines for the fixture documents"
+grep -q '^{"context":"Question: tie\\nAnswer:","continuation":" same","doc_id":3,"index":1,"kind":"loglikelihood","task":"piqa"}$' \
+  "$tmp/req.jsonl" && ok || bad "requests: a piqa line with its fields"
+grep -q '"kind":"loglikelihood_rolling","task":"wikitext","text":' "$tmp/req.jsonl" && ok || bad "requests: wikitext is rolling"
+expect_ok "requests --limit" "$FOXEVAL" lm-eval requests --tasks copa,winogrande --data $data --out "$tmp/req1.jsonl" --limit 1
+[ "$(wc -l <"$tmp/req1.jsonl")" -eq 4 ] && ok || bad "requests --limit 1: 2 copa + 2 winogrande lines"
+
+# A run of every task on 3 documents each. Requests are batched by length; a resumed run batches
+# the rest differently, and the engine's answers must not depend on the batch (models/requests.h).
+run() { "$FOXEVAL" lm-eval run --model $model --tasks $all --data $data --limit 3 --max-length 256 "$@"; }
+expect_ok "run" run --out "$tmp/a.json" --log-samples "$tmp/samples.jsonl"
+for key in '"acc,none"' '"acc_norm_stderr,none"' '"word_perplexity,none"' '"bits_per_byte,none"' '"perplexity,none"' \
+  '"n-samples"' '"original": 4' '"effective": 3'; do
+  grep -qF -- "$key" "$tmp/a.json" && ok || bad "run result has $key"
+done
+python3 -c "
+import json, sys
+r = json.load(open('$tmp/a.json'))
+res = r['results']
+assert sorted(res) == sorted('$all'.split(',')), sorted(res)
+for t, v in res.items():
+    assert v['alias'] == t
+    for k, x in v.items():
+        if k.startswith('acc') and not k.endswith('stderr,none') and k != 'alias':
+            assert 0 <= x <= 1, (t, k, x)
+assert res['wikitext']['word_perplexity,none'] > 1
+assert r['n-samples']['wikitext'] == {'original': 4, 'effective': 3}
+" && ok || bad "run result: every task, accuracies in [0, 1], n-samples"
+[ "$(wc -l <"$tmp/samples.jsonl")" -eq 33 ] && ok || bad "--log-samples: one line per document (33)"
+grep -q '"resps":\[\[-[0-9.e+-]*,\(true\|false\)\]' "$tmp/samples.jsonl" && ok || bad "--log-samples: resps are [logprob, is_greedy]"
+
+# Stop after 7 documents (exit 3, journal kept), resume, and get the uninterrupted result.
+run --out "$tmp/b.json" --stop-after 7 >/dev/null 2>"$tmp/err"
+[ $? -eq 3 ] && [ -s "$tmp/b.json.journal.jsonl" ] && [ ! -e "$tmp/b.json" ] && ok || { bad "--stop-after: exit 3 with the journal"; cat "$tmp/err" >&2; }
+expect_ok "resume" run --out "$tmp/b.json" --resume
+grep -q "already done" "$tmp/err" && ok || bad "resume reports the documents already done"
+same_results "$tmp/a.json" "$tmp/b.json" && ok || bad "resumed result equals the uninterrupted one"
+[ ! -e "$tmp/b.json.journal.jsonl" ] && ok || bad "the journal is removed once the result is written"
+run --out "$tmp/d.json" --stop-after 2 >/dev/null 2>&1
+expect_error "resume refuses other settings" "max_length" "$FOXEVAL" lm-eval run --model $model --tasks $all --data $data \
+  --limit 3 --max-length 200 --out "$tmp/d.json" --resume
+
+# Two shards + `foxeval merge` (the registered lm-eval result builder) equal the single run.
+run --out "$tmp/p0.json" --num-shards 2 --shard-index 0 >/dev/null 2>&1 &&
+  run --out "$tmp/p1.json" --num-shards 2 --shard-index 1 >/dev/null 2>&1 && ok || bad "shard runs"
+expect_ok "merge" "$FOXEVAL" merge --out "$tmp/m.json" "$tmp/p0.json" "$tmp/p1.json"
+same_results "$tmp/a.json" "$tmp/m.json" && ok || bad "merged shards equal the single run"
+expect_error "log samples with shards" "--log-samples" run --out "$tmp/p.json" --num-shards 2 --shard-index 0 \
+  --log-samples "$tmp/s.jsonl"
+
+# Bad input: errors name the task, the file and line, the field.
+expect_error "unknown task" "unknown task 'mmlu'" "$FOXEVAL" lm-eval requests --tasks piqa,mmlu --data $data --out "$tmp/x.jsonl"
+expect_error "missing file" "$tmp/piqa.jsonl" "$FOXEVAL" lm-eval requests --tasks piqa --data "$tmp" --out "$tmp/x.jsonl"
+printf '{"goal": "g", "sol1": "a", "label": 0}\n' >"$tmp/piqa.jsonl"
+expect_error "missing field" "piqa: $tmp/piqa.jsonl line 1: missing field 'sol2'" \
+  "$FOXEVAL" lm-eval requests --tasks piqa --data "$tmp" --out "$tmp/x.jsonl"
+printf '{"premise": "p.", "choice1": "A", "choice2": "B", "question": "cause", "idx": 0, "label": 5}\n' >"$tmp/copa.jsonl"
+expect_error "label out of range" "label 5 is out of range" \
+  "$FOXEVAL" lm-eval run --model $model --tasks copa --data "$tmp" --out "$tmp/x.json"
+expect_error "bad --limit" "--limit" "$FOXEVAL" lm-eval requests --tasks copa --data $data --out "$tmp/x.jsonl" --limit 0
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
