@@ -1,0 +1,39 @@
+// `foxeval table RESULT... [--format markdown|latex|csv] [-o FILE] [--label L ...]`: the paper's
+// tables (LongBench, lm-eval, loss, NIAH) from any mix of result files, one row per model.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "tasks/niah/niah_task.h"
+#include "tasks/results_table.h"
+
+namespace foxeval {
+namespace {
+
+struct TableArgs {
+  std::vector<std::string> files, labels;
+  std::string format = "markdown", out;
+};
+
+CommandRegistrar table_command([](CLI::App& root) {
+  auto a = std::make_shared<TableArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "table", "The paper's tables from result files (LongBench, lm-eval, loss, NIAH): best bold, second underlined");
+  cmd->add_option("files", a->files, "result JSON files of `foxeval loss|niah|longbench|lm-eval` (any mix)")->required();
+  cmd->add_option("--format", a->format, "markdown, latex or csv")->capture_default_str();
+  cmd->add_option("-o,--out", a->out, "write the tables to this file (atomically) instead of stdout");
+  cmd->add_option("--label", a->labels, "row label of each file, in order (repeat the flag; default: from the model)")
+      ->allow_extra_args(false);
+  cmd->callback([a] {
+    const std::string text = results::table_from_files(a->files, a->labels, results::parse_format(a->format));
+    if (a->out.empty())
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    else
+      niah::write_text_atomic(a->out, text);
+  });
+});
+
+}  // namespace
+}  // namespace foxeval

@@ -1,0 +1,281 @@
+// `foxeval table` and `foxeval report` over tests/fixtures/results (three models per kind, made by
+// tests/tools/make_results_fixtures.py): the LaTeX of lm-eval and LongBench against hand-checked
+// files (checked against the official table scripts, see the fixtures' README), Markdown marks,
+// missing cells, CSV, labels, the errors, and the report page's structure.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "data/errors.h"
+#include "data/json_file.h"
+#include "tasks/report.h"
+#include "tasks/results_table.h"
+#include "tests/temp_files.h"
+
+using namespace foxeval;
+using namespace foxeval::results;
+using nlohmann::json;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/results/" + name; }
+
+std::vector<std::string> fixtures(const std::string& kind) {
+  return {fixture(kind + "_fox_pro.json"), fixture(kind + "_mamba2.json"), fixture(kind + "_transformer_pro.json")};
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write(const std::filesystem::path& path, const json& j) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << j.dump(1);
+}
+
+// The Markdown line of a row: "| label | ... |".
+std::string row_of(const std::string& markdown, const std::string& table_title_part, const std::string& label) {
+  const size_t t = markdown.find(table_title_part);
+  REQUIRE_MESSAGE(t != std::string::npos, table_title_part);
+  const size_t r = markdown.find("\n| " + label + " |", t);
+  REQUIRE_MESSAGE(r != std::string::npos, label);
+  return markdown.substr(r + 1, markdown.find('\n', r + 1) - r - 1);
+}
+
+std::vector<std::string> cells(const std::string& row) {
+  std::vector<std::string> out;
+  size_t i = 1;
+  while (i < row.size()) {
+    const size_t j = row.find(" |", i);
+    if (j == std::string::npos) break;
+    out.push_back(row.substr(i + 1, j - i - 1));
+    i = j + 2;
+  }
+  return out;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("results table: LaTeX of lm-eval results equals the hand-checked file") {
+  CHECK(table_from_files(fixtures("lm_eval"), {}, Format::Latex) == read(fixture("expected_lm_eval.tex")));
+}
+
+TEST_CASE("results table: LaTeX of LongBench results equals the hand-checked file") {
+  CHECK(table_from_files(fixtures("longbench"), {}, Format::Latex) == read(fixture("expected_longbench.tex")));
+}
+
+TEST_CASE("results table: Markdown marks the best bold and the second underlined, per direction") {
+  std::vector<std::string> files;
+  for (const char* kind : {"lm_eval", "longbench", "loss"})
+    for (const std::string& f : fixtures(kind)) files.push_back(f);
+  const std::string md = table_from_files(files, {}, Format::Markdown);
+  // Tables in the paper's order, one row per model with the paper's labels.
+  CHECK(md.find("### LongBench") < md.find("### lm-evaluation-harness"));
+  CHECK(md.find("### lm-evaluation-harness") < md.find("### Held-out loss"));
+  CHECK(md.find("| Model | Wiki. ppl↓ | LMB. ppl↓ | LMB. acc↑ | PIQA acc↑ | Hella. acc-n↑ |") != std::string::npos);
+
+  const std::vector<std::string> fox = cells(row_of(md, "### lm-eval", "FoX (Pro)"));
+  const std::vector<std::string> tf = cells(row_of(md, "### lm-eval", "Transformer (Pro)"));
+  const std::vector<std::string> mamba = cells(row_of(md, "### lm-eval", "Mamba-2"));
+  REQUIRE(fox.size() == 14);
+  // Perplexity: lower is better (23.04 < 23.64 < 23.76).
+  CHECK(fox[1] == "**23.04**");
+  CHECK(tf[1] == "<u>23.64</u>");
+  CHECK(mamba[1] == "23.76");
+  // Accuracy x100, higher is better; COPA's tie is bold twice and the next value underlined.
+  CHECK(mamba[4] == "**71.22**");
+  CHECK(fox[9] == "**71.00**");
+  CHECK(tf[9] == "**71.00**");
+  CHECK(mamba[9] == "<u>69.00</u>");
+  // Avg: np.mean of the ten accuracies.
+  CHECK(fox[13] == "**55.40**");
+  CHECK(mamba[13] == "<u>55.19</u>");
+  CHECK(tf[13] == "54.68");
+
+  // Loss: lower is better.
+  const std::vector<std::string> loss_m = cells(row_of(md, "### Held-out loss", "Mamba-2"));
+  const std::vector<std::string> loss_t = cells(row_of(md, "### Held-out loss", "Transformer (Pro)"));
+  CHECK(md.find("| Model | 512 | 1024 | 2048 |") != std::string::npos);
+  CHECK(loss_m[1] == "**2.878**");
+  CHECK(loss_t[1] == "3.099");
+
+  // LongBench: eval.py's rounded scores as Python prints them; the 2WikiMQA tie is underlined twice.
+  const std::vector<std::string> lb_fox = cells(row_of(md, "### LongBench", "FoX (Pro)"));
+  const std::vector<std::string> lb_tf = cells(row_of(md, "### LongBench", "Transformer (Pro)"));
+  CHECK(lb_fox[5] == "<u>15.5</u>");
+  CHECK(lb_tf[5] == "<u>15.5</u>");
+  CHECK(lb_tf[10] == "<u>47.0</u>");
+}
+
+TEST_CASE("results table: a missing cell shows a dash, never zero, and leaves the average missing") {
+  test::TempDir dir("results_table");
+  json partial = read_json(fixture("lm_eval_mamba2.json"));
+  partial["results"].erase("boolq");
+  partial["results"]["piqa"]["acc,none"] = "N/A";
+  write(dir.path / "partial.json", partial);
+  const std::string md = table_from_files({fixture("lm_eval_fox_pro.json"), (dir.path / "partial.json").string()},
+                                          {}, Format::Markdown);
+  const std::vector<std::string> m = cells(row_of(md, "### lm-eval", "Mamba-2"));
+  CHECK(m[4] == "–");   // PIQA: "N/A"
+  CHECK(m[12] == "–");  // BoolQ: absent
+  CHECK(m[13] == "–");  // Avg over a missing task
+  CHECK(m[1] == "<u>23.76</u>");  // of two values, the second
+  // FoX's PIQA is the only value: best.
+  CHECK(cells(row_of(md, "### lm-eval", "FoX (Pro)"))[4] == "**70.67**");
+
+  // LongBench: Mamba-2's lcc could not be scored; NIAH: Mamba-2 has no easy run.
+  std::vector<std::string> files = fixtures("longbench");
+  for (const char* f : {"niah_fox_pro_standard.json", "niah_fox_pro_easy.json", "niah_mamba2_standard.json"})
+    files.push_back(fixture(f));
+  const std::string md2 = table_from_files(files, {}, Format::Markdown);
+  const std::vector<std::string> lb = cells(row_of(md2, "### LongBench", "Mamba-2"));
+  CHECK(lb[13] == "–");
+  CHECK(lb[15] == "–");
+  CHECK(md2.find("| Model | standard | easy |") != std::string::npos);
+  CHECK(cells(row_of(md2, "### Needle", "Mamba-2")) == std::vector<std::string>{"Mamba-2", "<u>3.31</u>", "–"});
+  CHECK(cells(row_of(md2, "### Needle", "FoX (Pro)")) == std::vector<std::string>{"FoX (Pro)", "**9.55**", "**9.80**"});
+
+  // LaTeX shows "--" and CSV leaves the field empty.
+  CHECK(table_from_files({fixture("lm_eval_fox_pro.json"), (dir.path / "partial.json").string()}, {}, Format::Latex)
+            .find("& -- & ") != std::string::npos);
+  const std::string csv = table_from_files({(dir.path / "partial.json").string()}, {}, Format::Csv);
+  const std::string line = csv.substr(csv.find("\nMamba-2,") + 1);
+  CHECK(line.rfind("Mamba-2,23.76,15.38,41.72,,", 0) == 0);  // PIQA empty
+  CHECK(line.substr(line.size() - 3) == ",,\n");             // BoolQ and Avg empty
+}
+
+TEST_CASE("results table: CSV holds plain numbers at full precision") {
+  const std::string csv = table_from_files(fixtures("lm_eval"), {}, Format::Csv);
+  CHECK(csv.rfind("model,wikitext,lambada_openai_perp,lambada_openai,piqa,hellaswag,winogrande,arc_easy,arc_challenge,"
+                  "copa,openbookqa,sciq,boolq,avg\n",
+                  0) == 0);
+  CHECK(csv.find("**") == std::string::npos);
+  CHECK(csv.find("<u>") == std::string::npos);
+  const size_t row = csv.find("\nFoX (Pro),");
+  REQUIRE(row != std::string::npos);
+  const std::string line = csv.substr(row + 1, csv.find('\n', row + 1) - row - 1);
+  CHECK(line.rfind("FoX (Pro),23.04,14.91,", 0) == 0);
+  CHECK(std::count(line.begin(), line.end(), ',') == 13);
+}
+
+TEST_CASE("results table: row labels from the model, --label, and conflicts") {
+  test::TempDir dir("results_table");
+  json r = read_json(fixture("lm_eval_fox_pro.json"));
+  // A Hugging Face cache snapshot: the repo's name.
+  r["header"]["settings"]["model"] = "/hub/models--zhixuan-lin--fox-pro-760m-longcrawl64-48b/snapshots/0a1b2c";
+  CHECK(model_label(r, "x.json") == "FoX (Pro)");
+  r["header"]["settings"]["model"] = "/ckpt/my-fox-125m/";
+  r.erase("model");
+  CHECK(model_label(r, "x.json") == "my-fox-125m");
+  // No model: eval.py's result.json in the official pred/<model>/ layout.
+  const json scores = read_json(fixture("longbench_transformer_pro.json"))["scores"];
+  write(dir.path / "pred/delta_net-760m-longcrawl64-48b/result.json", scores);
+  const ResultFile official = read_result((dir.path / "pred/delta_net-760m-longcrawl64-48b/result.json").string());
+  CHECK(official.kind == "longbench");
+  CHECK(official.label == "DeltaNet");
+
+  // --label names rows; one per file.
+  const std::string md = table_from_files({fixture("loss_fox_pro.json"), fixture("loss_mamba2.json")}, {"A", "B"}, Format::Markdown);
+  CHECK(md.find("\n| A | ") != std::string::npos);
+  CHECK(md.find("\n| B | ") != std::string::npos);
+  CHECK(error_of([] { table_from_files({fixture("loss_fox_pro.json")}, {"A", "B"}, Format::Markdown); }).find("--label") !=
+        std::string::npos);
+
+  // Two results filling the same cell of one row.
+  const std::string e1 = error_of([] {
+    table_from_files({fixture("loss_fox_pro.json"), fixture("loss_mamba2.json")}, {"A", "A"}, Format::Markdown);
+  });
+  CHECK(e1.find("loss_fox_pro.json") != std::string::npos);
+  CHECK(e1.find("loss_mamba2.json") != std::string::npos);
+  // Two different models with one folder name.
+  json a = read_json(fixture("loss_fox_pro.json")), b = read_json(fixture("niah_mamba2_standard.json"));
+  a["header"]["settings"]["model"] = "/x/ckpt";
+  b["header"]["settings"]["model"] = "/y/ckpt";
+  b.erase("model");
+  write(dir.path / "a.json", a);
+  write(dir.path / "b.json", b);
+  CHECK(error_of([&] {
+          table_from_files({(dir.path / "a.json").string(), (dir.path / "b.json").string()}, {}, Format::Markdown);
+        }).find("different models with the same label 'ckpt'") != std::string::npos);
+}
+
+TEST_CASE("results table: LongBench-E gives one table per length bucket") {
+  test::TempDir dir("results_table");
+  json r = read_json(fixture("longbench_fox_pro.json"));
+  for (auto& [task, v] : r["scores"].items()) r["scores"][task] = {{"0-4k", 30.5}, {"4-8k", 20.25}, {"8k+", 10.0}};
+  write(dir.path / "e.json", r);
+  const std::vector<Table> tables = build_tables({read_result((dir.path / "e.json").string())});
+  REQUIRE(tables.size() == 3);
+  CHECK(tables[0].id == "longbench-e 0-4k");
+  CHECK(tables[2].id == "longbench-e 8k+");
+  CHECK(*tables[1].values[0][0] == 20.25);
+  CHECK(*tables[1].values[0][14] == 20.25);  // Avg
+  CHECK(render_latex(tables[2]).find("\\label{tab:long-bench-e-8k}") != std::string::npos);
+}
+
+TEST_CASE("results table: errors name the file and what is wrong") {
+  test::TempDir dir("results_table");
+  write(dir.path / "part.json", {{"kind", "foxeval-part"}, {"task", "niah"}});
+  write(dir.path / "other.json", {{"hello", 1}});
+  write(dir.path / "task.json", {{"header", {{"task", "bench"}}}});
+  const std::string part = (dir.path / "part.json").string(), other = (dir.path / "other.json").string(),
+                    task = (dir.path / "task.json").string();
+  CHECK(error_of([&] { read_result(part); }).find(part + ": a shard part; combine the parts with `foxeval merge`") == 0);
+  CHECK(error_of([&] { read_result(other); }).find(other + ": not a result") == 0);
+  CHECK(error_of([&] { read_result(task); }).find("header.task") != std::string::npos);
+  CHECK(error_of([&] { read_result((dir.path / "none.json").string()); }).find("none.json") != std::string::npos);
+  CHECK(error_of([] { parse_format("html"); }).find("--format 'html'") == 0);
+}
+
+TEST_CASE("results table: the report page holds every table, figure and header, self-contained") {
+  std::vector<std::string> files;
+  for (const char* kind : {"lm_eval", "longbench", "loss"})
+    for (const std::string& f : fixtures(kind)) files.push_back(f);
+  for (const char* f : {"niah_fox_pro_standard.json", "niah_transformer_pro_standard.json"}) files.push_back(fixture(f));
+  std::vector<std::string> labels(files.size(), "");
+  for (size_t i = 0; i < files.size(); ++i) labels[i] = read_result(files[i]).label;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (labels[i] == "FoX (Pro)") labels[i] = "FoX <Pro> & co";  // escaped in the page
+  const std::string html = report::render_report(read_results(files, labels), {});
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = html.find(what); at != std::string::npos; at = html.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(html.find("<title>foxeval report</title>") != std::string::npos);
+  CHECK(count("<div class=\"table-box\"") == 4);  // LongBench, lm-eval, loss, NIAH
+  for (const char* id : {"table-longbench", "table-lm-eval", "table-loss", "table-niah", "figure-loss", "figure-niah-0",
+                         "figure-niah-1", "figure-longbench"})
+    CHECK_MESSAGE(html.find(std::string("id=\"") + id + "\"") != std::string::npos, id);
+  CHECK(count("<svg") == 4);
+  CHECK(count("<svg") == count("viewBox="));  // every figure can scale to its box
+  CHECK(count("<div class=\"header-box\"") == files.size());
+  CHECK(html.find("FoX &lt;Pro&gt; &amp; co") != std::string::npos);
+  CHECK(html.find("FoX <Pro>") == std::string::npos);
+  // Nothing to fetch: no scripts, no external references (the SVG namespace is a name, not a fetch).
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("src=") == std::string::npos);
+  for (size_t at = html.find("url("); at != std::string::npos; at = html.find("url(", at + 1))
+    CHECK(html.compare(at, 5, "url(#") == 0);  // only the page's own fragments (the loss plot's clip path)
+  CHECK(html.find("@import") == std::string::npos);
+  const std::regex href("href=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), href); it != std::sregex_iterator(); ++it)
+    CHECK_MESSAGE((*it)[1].str().rfind('#', 0) == 0, (*it)[1].str());
+}
