@@ -27,13 +27,13 @@ timed() {  # name, command...: wall time and peak GPU memory of one stage
   local t1=$(date +%s.%N)
   kill $smi 2>/dev/null
   local peak=$(sort -n "$state/$name.mem" | tail -1)
-  echo "$name rc=$rc wall_s=$(echo "$t1 - $t0" | bc) peak_gpu_mib=${peak:-?}" | tee -a "$out/stages.txt"
+  echo "$name rc=$rc wall_s=$(python3 -c "print(round($t1 - $t0, 1))") peak_gpu_mib=${peak:-?}" | tee -a "$out/stages.txt"
   tail -3 "$out/$name.log"
 }
 for stage in "$@"; do
   case "$stage" in
     niah) timed niah "$fox" niah run "${common[@]}" --haystack "$here/.devdata/PaulGrahamEssays" --mode standard \
-            --max-batch-tokens 400000 --out "$state/niah-760m.json" --resume && cp "$state/niah-760m.json" "$out/" ;;
+            --max-batch-tokens 270000 --out "$state/niah-760m.json" --resume && cp "$state/niah-760m.json" "$out/" ;;
     niah-batch1)  # the official design: one cell at a time (batch 1), a few cells per length, to extrapolate
       timed niah-batch1 "$fox" niah run "${common[@]}" --haystack "$here/.devdata/PaulGrahamEssays" --mode standard \
             --lengths 1000,16500,32000 --depths 50 --batch-size 1 --out "$state/niah-batch1.json" --resume &&
