@@ -20,12 +20,22 @@ const std::set<std::string> kNotMetrics = {"header",  "identity",       "model_i
 const std::set<std::string> kLocations = {"model", "model_dir", "data_dir", "haystack", "haystack_dir", "pred_dir",
                                           "out", "config_dir", "num_shards"};
 
+// How long something took, at any depth ("this_run", "decode_s", "prefill_tokens_per_s", ...).
+bool is_timing(const std::string& key) {
+  auto ends = [&](const char* suffix) {
+    const std::string x(suffix);
+    return key.size() >= x.size() && key.compare(key.size() - x.size(), x.size(), x) == 0;
+  };
+  return key == "this_run" || ends("_s") || ends("_per_s") || ends("_seconds") || ends("_bytes");
+}
+
 void flatten(const nlohmann::json& j, const std::string& path, std::vector<std::pair<std::string, nlohmann::json>>& out) {
   if (j.is_number() || j.is_boolean()) {
     out.emplace_back(path, j.is_boolean() ? nlohmann::json(j.get<bool>() ? 1.0 : 0.0) : j);
   } else if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (path.empty() && kNotMetrics.count(it.key())) continue;
+      if (is_timing(it.key())) continue;
       flatten(it.value(), path.empty() ? it.key() : path + "/" + it.key(), out);
     }
   } else if (j.is_array()) {

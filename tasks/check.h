@@ -3,7 +3,8 @@
 //
 // Metrics are the numeric leaves of a result outside its header (paths joined with '/', e.g.
 // "results/piqa/acc,none", "cells/3/score", "val/loss_avg_len_512"); arrays of numbers
-// (val/loss_per_token) compare element-wise. Timings and machine facts are not metrics.
+// (val/loss_per_token) compare element-wise. Timings and machine facts are not metrics (keys
+// "this_run" and "..._s", "..._per_s", "..._seconds", "..._bytes" at any depth).
 // Default tolerances (allowed |now - baseline|), chosen per metric by its last path component:
 //   scores and counts (acc, acc_norm, score, mean..., n-samples, longbench task scores): 0 - on the same
 //     device the predictions and log-likelihoods are deterministic, and these are functions of them;

@@ -110,7 +110,7 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
   json names = json::array();
   for (const TaskDocs& t : tasks) {
     names.push_back(t.config.name);
-    data[t.config.name] = {{"file", fs::weakly_canonical(t.path).string()},
+    data[t.config.name] = {{"file", fs::path(t.path).filename().string()},  // the digest says what it holds
                            {"digest", digest_paths({t.path})},
                            {"docs_total", t.total},
                            {"docs_evaluated", t.docs.size()}};

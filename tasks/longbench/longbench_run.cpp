@@ -36,7 +36,7 @@ nlohmann::json identity(const RunSettings& s, const PromptSet& set, const Causal
   return {{"model", fs::weakly_canonical(s.model_dir).string()},
           {"model_type", info.model_type},
           {"num_parameters", info.num_parameters},
-          {"tokenizer", tok.vocab_path()},
+          {"tokenizer", digest_paths({tok.vocab_path()})},  // what it is, not where: a moved checkout still resumes
           {"data", digest_paths(set.data_files)},
           {"tasks", set.tasks},
           {"e", s.prompts.e},
