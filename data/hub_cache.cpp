@@ -78,4 +78,19 @@ std::string resolve_model_dir(const std::string& spec) {
       spec, paths, id.repo_id, id.revision == "main" ? "" : " --revision " + id.revision));
 }
 
+std::string model_identity_path(const std::string& spec) {
+  return fs::weakly_canonical(resolve_model_dir(spec)).string();
+}
+
+HubModelId hub_model_of_path(const std::string& path) {
+  const fs::path p = fs::path(path).lexically_normal();
+  const fs::path commit = p.filename(), snapshots = p.parent_path().filename(), repo = p.parent_path().parent_path().filename();
+  const std::string r = repo.string();
+  if (snapshots != "snapshots" || r.rfind("models--", 0) != 0) return {};
+  const std::string rest = r.substr(8);
+  const auto sep = rest.find("--");
+  if (sep == std::string::npos) return {};
+  return {rest.substr(0, sep) + "/" + rest.substr(sep + 2), commit.string()};
+}
+
 }  // namespace foxeval

@@ -19,4 +19,12 @@ struct HubModelId {
 };
 HubModelId parse_hub_model_id(const std::string& spec);
 
+// What result identities record as "model": the resolved directory, made absolute (a repo id
+// becomes its snapshot folder, which names the commit).
+std::string model_identity_path(const std::string& spec);
+
+// The repo id and commit of a snapshot folder of the hub cache (".../models--org--name/snapshots/
+// <commit>"), or empty strings for any other folder: result headers record them.
+HubModelId hub_model_of_path(const std::string& path);
+
 }  // namespace foxeval

@@ -9,8 +9,10 @@
 #include <csignal>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "data/errors.h"
+#include "data/hub_cache.h"
 #include "data/prefetch.h"
 #include "data/token_rows.h"
 #include "data/windows.h"
@@ -18,6 +20,7 @@
 #include "models/registry.h"
 #include "data/json_file.h"
 #include "tasks/progress.h"
+#include "tasks/distributed.h"
 #include "tasks/runner.h"
 
 namespace fs = std::filesystem;
@@ -32,7 +35,7 @@ extern "C" void on_signal(int sig) { g_signal.store(sig); }
 nlohmann::json identity(const LossSettings& s, const CausalLM& model, const TokenRows& rows, int64_t seq_len,
                         int64_t num_windows) {
   const ModelInfo& info = model.info();
-  return {{"model", fs::weakly_canonical(s.model_dir).string()},
+  return {{"model", model_identity_path(s.model_dir)},
           {"model_type", info.model_type},
           {"num_parameters", info.num_parameters},
           {"data", rows.describe()},
@@ -51,6 +54,237 @@ std::string state_path(const LossSettings& s) { return s.out_path + ".state.json
 // A shard's share of the windows: a contiguous block (neighbouring documents share zarr chunks).
 std::pair<int64_t, int64_t> shard_range(int64_t n, int64_t shards, int64_t index) {
   return {n * index / shards, n * (index + 1) / shards};
+}
+
+// Per-position losses of n consecutive windows (the first is window `first`), row-major.
+std::vector<float> batch_losses(CausalLM& model, const LossSettings& s, std::vector<int64_t>& batch_tokens, int64_t n,
+                                int64_t seq_len, int64_t first, const at::Device& device) {
+  at::Tensor labels = at::from_blob(batch_tokens.data(), {n, seq_len}, at::kLong).clone();
+  if (labels.min().item<int64_t>() < 0 || labels.max().item<int64_t>() >= model.info().vocab_size)
+    throw Error(fmt::format("{}: token ids out of the model's vocabulary [0, {}) in windows {}..{}", s.data_path,
+                            model.info().vocab_size, first, first + n - 1));
+  at::Tensor input = at::cat({at::full({n, 1}, s.bos_id, at::kLong), labels.slice(1, 0, seq_len - 1)}, 1);
+  at::Tensor loss = token_logprobs(model, input.to(device), labels.to(device)).neg().to(at::kCPU).contiguous();
+  return std::vector<float>(loss.data_ptr<float>(), loss.data_ptr<float>() + loss.numel());
+}
+
+// The result of one run (one process, or all ranks of a distributed run reduced at rank 0).
+nlohmann::json one_result(const CausalLM& model, const nlohmann::json& id, const LossSums& sums, int64_t seq_len,
+                          double elapsed, double data_wait_s, const at::Device& device) {
+  nlohmann::json result = loss_metrics(sums, seq_len);
+  result["kind"] = "foxeval-loss";
+  result["identity"] = id;
+  result["model_info"] = {{"family", model.info().family}, {"num_parameters", model.info().num_parameters}};
+  result["documents"] = sums.documents;
+  result["tokens"] = sums.documents * seq_len;
+  result["elapsed_s"] = elapsed;
+  result["tokens_per_s"] = elapsed > 0 ? static_cast<double>(sums.documents * seq_len) / elapsed : 0.0;
+  result["data_wait_s"] = data_wait_s;  // this run's (a resumed run counts from the resume)
+  result["seconds_per_document"] = sums.documents > 0 ? elapsed / static_cast<double>(sums.documents) : 0.0;
+  result["header"] = result_header("loss", id, elapsed);
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
+    result["peak_gpu_memory_bytes"] =
+        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
+  }
+  return result;
+}
+
+// OUT.state.rank<R>.json of earlier distributed runs, sorted.
+std::vector<std::string> rank_state_files(const LossSettings& s) {
+  const fs::path out(s.out_path);
+  const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  const std::string stem = out.filename().string() + ".state.rank";
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(stem, 0) != 0 || name.size() <= stem.size() + 5 || name.compare(name.size() - 5, 5, ".json") != 0) continue;
+    const std::string r = name.substr(stem.size(), name.size() - stem.size() - 5);
+    if (r.find_first_not_of("0123456789") == std::string::npos) found.push_back((out.parent_path() / name).string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows& rows, const std::vector<Window>& windows,
+                               const nlohmann::json& id, int64_t seq_len, DistributedSession* dist);
+
+}  // namespace
+
+// One run over the ranks of a launcher (or one process finishing such a run): the windows go in
+// chunks of --batch-size, handed out by a shared counter in the store; each rank keeps its exact
+// sums and the chunks it did in OUT.state.rank<R>.json (saved every --save-every seconds and on a
+// stop), so --resume continues with any number of ranks; rank 0 adds every rank's sums (int64,
+// associative: the same bits as one process) and writes the one result.
+namespace {
+nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows& rows, const std::vector<Window>& windows,
+                               const nlohmann::json& id, int64_t seq_len, DistributedSession* dist) {
+  const int64_t rank = dist ? dist->rank() : 0, world = dist ? dist->world() : 1;
+  const int64_t num_windows = static_cast<int64_t>(windows.size()), B = s.batch_size;
+  const int64_t num_chunks = (num_windows + B - 1) / B;
+  const std::string own_state = fmt::format("{}.state.rank{}.json", s.out_path, rank);
+  static int scope_count = 0;
+  const std::string scope = fmt::format("loss{}", scope_count++);
+
+  // Every state file: whose chunks are done. A current rank continues its own file; files of
+  // ranks beyond this run's count (and a one-process state) are carried by rank 0 to the end.
+  std::vector<std::string> files = rank_state_files(s);
+  if (fs::exists(state_path(s))) files.push_back(state_path(s));
+  std::vector<char> done(static_cast<size_t>(num_chunks), 0);
+  LossSums sums, carried;
+  sums.sum_fixed.assign(seq_len, 0);
+  carried.sum_fixed.assign(seq_len, 0);
+  double elapsed_before = 0;
+  std::string refusal;
+  try {
+    if (!files.empty() && !s.resume)
+      throw Error(fmt::format("{} exists (an interrupted run): pass --resume to continue it, or delete it", files.front()));
+    for (const std::string& f : files) {
+      const nlohmann::json st = read_json(f);
+      if (st.value("identity", nlohmann::json()) != id)
+        throw Error(fmt::format("{}: was made with other settings, model or data; refusing to resume ({})", f,
+                                diff_fields(st.value("identity", nlohmann::json::object()), id).dump()));
+      std::vector<int64_t> chunks;
+      if (st.contains("chunks")) {
+        chunks = st.at("chunks").get<std::vector<int64_t>>();
+      } else {  // a one-process state: windows [0, next_window) are done, in batches from 0
+        const int64_t next = st.at("next_window").get<int64_t>();
+        for (int64_t c = 0; c * B < next; ++c) chunks.push_back(c);
+      }
+      for (int64_t c : chunks) {
+        if (c < 0 || c >= num_chunks || done[c]) throw Error(fmt::format("{}: chunk {} is invalid or done twice", f, c));
+        done[c] = 1;
+      }
+      LossSums& into = f == own_state ? sums : carried;
+      const auto add = st.at("sum_fixed").get<std::vector<int64_t>>();
+      for (int64_t t = 0; t < seq_len; ++t) into.sum_fixed[t] += add.at(t);
+      into.documents += st.at("documents").get<int64_t>();
+      elapsed_before = std::max(elapsed_before, st.at("elapsed_s").get<double>());
+    }
+  } catch (const Error& e) {
+    if (!dist) throw;
+    refusal = e.what();
+  }
+  if (dist) dist->barrier(scope + "/start", refusal);
+  std::vector<int64_t> mine, open;
+  if (fs::exists(own_state)) mine = read_json(own_state).at("chunks").get<std::vector<int64_t>>();
+  for (int64_t c = 0; c < num_chunks; ++c)
+    if (!done[c]) open.push_back(c);
+  if (!files.empty())
+    std::fprintf(stderr, "[loss] resuming from %zu state file(s): %lld of %lld chunks of %lld windows done\n", files.size(),
+                 static_cast<long long>(num_chunks - static_cast<int64_t>(open.size())), static_cast<long long>(num_chunks),
+                 static_cast<long long>(B));
+
+  Progress progress(dist ? fmt::format("loss rank {} (of all ranks' windows)", rank) : "loss",
+                    static_cast<int64_t>(open.size()) * B, "tok", 5.0);
+  auto save_state = [&] {
+    write_json_atomic(own_state, {{"identity", id}, {"chunks", mine}, {"documents", sums.documents},
+                                  {"elapsed_s", elapsed_before + progress.elapsed()}, {"sum_fixed", sums.sum_fixed}}, -1);
+  };
+  g_signal.store(0);
+  auto old_int = std::signal(SIGINT, on_signal);
+  auto old_term = std::signal(SIGTERM, on_signal);
+  struct RestoreSignals {
+    decltype(old_int) a, b;
+    ~RestoreSignals() { std::signal(SIGINT, a); std::signal(SIGTERM, b); }
+  } restore{old_int, old_term};
+
+  const at::Device device(s.run.device);
+  auto last_save = std::chrono::steady_clock::now();
+  int64_t windows_this_run = 0, local_next = 0;
+  double data_wait_s = 0;
+  std::vector<int64_t> tokens, batch_tokens;
+  Window w;
+  const int64_t die_after = std::getenv("FOXEVAL_TEST_DIE_AFTER") ? std::atoll(std::getenv("FOXEVAL_TEST_DIE_AFTER")) : -1;
+  while (true) {
+    const std::string fault = dist ? dist->fault() : std::string();
+    const bool stop = s.stop_after_windows > 0 && windows_this_run >= s.stop_after_windows;
+    if (g_signal.load() != 0 || !fault.empty() || stop) {
+      save_state();
+      const std::string why = g_signal.load() != 0 ? fmt::format("interrupted by signal {}", g_signal.load())
+                              : !fault.empty()     ? fmt::format("rank {} stops: {}", rank, fault)
+                                                   : fmt::format("stopped after {} windows as asked", s.stop_after_windows);
+      throw LossInterrupted(fmt::format("{}: state saved to {}; run again with --resume", why, own_state));
+    }
+    const int64_t k = dist ? dist->add(scope + "/claim", 1) - 1 : local_next++;
+    if (k >= static_cast<int64_t>(open.size())) break;
+    const int64_t c = open[static_cast<size_t>(k)];
+    const int64_t first = c * B, n = std::min(B, num_windows - first);
+    const auto wait_start = std::chrono::steady_clock::now();
+    std::vector<Window> chunk(windows.begin() + first, windows.begin() + first + n);
+    Prefetcher prefetch(rows, chunk, 4);
+    batch_tokens.clear();
+    for (int64_t i = 0; i < n; ++i) {
+      if (!prefetch.next(w, tokens)) throw Error("internal: prefetcher ran out of windows");
+      batch_tokens.insert(batch_tokens.end(), tokens.begin(), tokens.end());
+    }
+    data_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+    sums.add(batch_losses(model, s, batch_tokens, n, seq_len, first, device), n, seq_len);
+    mine.push_back(c);
+    windows_this_run += n;
+    progress.update(windows_this_run, static_cast<double>(windows_this_run * seq_len));
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save).count() >= s.save_every_seconds) {
+      save_state();
+      last_save = std::chrono::steady_clock::now();
+    }
+    if (dist && die_after >= 0) {  // the test hook (tasks/distributed.h): die right after a save
+      save_state();
+      dist->after_item(static_cast<int64_t>(windows_this_run / B));
+    }
+  }
+  progress.update(windows_this_run, static_cast<double>(windows_this_run * seq_len), true);
+  save_state();  // what this rank did is safe until rank 0 has written the result
+  double elapsed = elapsed_before + progress.elapsed();
+  if (!dist) {
+    for (int64_t t = 0; t < seq_len; ++t) sums.sum_fixed[t] += carried.sum_fixed[t];
+    sums.documents += carried.documents;
+  } else {
+    dist->set(fmt::format("{}/sums/{}", scope, rank),
+              nlohmann::json{{"documents", sums.documents}, {"sum_fixed", sums.sum_fixed}, {"elapsed_s", elapsed}}.dump());
+    if (rank != 0) {
+      const nlohmann::json r = nlohmann::json::parse(dist->get(scope + "/result"));
+      dist->add("exited", 1);
+      dist->add(scope + "/left", 1);
+      if (r.contains("error") && !r.contains("header")) throw Error(r["error"].get<std::string>());
+      std::signal(SIGINT, SIG_IGN);
+      std::signal(SIGTERM, SIG_IGN);
+      return r;
+    }
+    for (int64_t t = 0; t < seq_len; ++t) sums.sum_fixed[t] += carried.sum_fixed[t];
+    sums.documents += carried.documents;
+    for (int64_t r = 1; r < world; ++r) {
+      const nlohmann::json p = nlohmann::json::parse(dist->get(fmt::format("{}/sums/{}", scope, r)));
+      const auto add = p.at("sum_fixed").get<std::vector<int64_t>>();
+      for (int64_t t = 0; t < seq_len; ++t) sums.sum_fixed[t] += add[t];
+      sums.documents += p.at("documents").get<int64_t>();
+      elapsed = std::max(elapsed, p.at("elapsed_s").get<double>());
+    }
+  }
+  nlohmann::json result;
+  try {
+    if (sums.documents != num_windows)
+      throw Error(fmt::format("loss: {} of {} windows summed (a state file is missing?); states kept, run again with --resume",
+                              sums.documents, num_windows));
+    result = one_result(model, id, sums, seq_len, elapsed, data_wait_s, device);
+    if (dist) result["header"]["world_size"] = world;
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
+    write_json_atomic(s.out_path, result, 1);
+  } catch (const std::exception& e) {
+    if (dist) dist->set(scope + "/result", nlohmann::json{{"error", fmt::format("rank 0: {}", e.what())}}.dump());
+    throw;
+  }
+  std::error_code ec;
+  for (const std::string& f : rank_state_files(s)) fs::remove(f, ec);
+  fs::remove(state_path(s), ec);
+  if (dist) {
+    dist->set(scope + "/result", result.dump());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (dist->add(scope + "/left", 0) < world - 1 && dist->fault().empty() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return result;
 }
 
 }  // namespace
@@ -109,6 +343,9 @@ nlohmann::json run_loss(const LossSettings& s) {
   std::vector<Window> windows = longcrawl_row_windows(num_docs, rows->row_length(), seq_len);
   const int64_t num_windows = static_cast<int64_t>(windows.size());
   const nlohmann::json id = identity(s, *model, *rows, seq_len, num_windows);
+  DistributedSession* dist = DistributedSession::active();
+  if (s.num_shards == 1 && dist && dist->world() > 1) return run_loss_shared(s, *model, *rows, windows, id, seq_len, dist);
+  if (s.num_shards == 1 && !rank_state_files(s).empty()) return run_loss_shared(s, *model, *rows, windows, id, seq_len, nullptr);
   auto [first, last] = shard_range(num_windows, s.num_shards, s.shard_index);
 
   // Resume from the saved partial sums, or start.
@@ -170,14 +407,7 @@ nlohmann::json run_loss(const LossSettings& s) {
     }
     // Time the model waited for data: ~0 when reading and decompression keep ahead.
     data_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
-    at::Tensor labels = at::from_blob(batch_tokens.data(), {n, seq_len}, at::kLong).clone();
-    if (labels.min().item<int64_t>() < 0 || labels.max().item<int64_t>() >= model->info().vocab_size)
-      throw Error(fmt::format("{}: token ids out of the model's vocabulary [0, {}) in windows {}..{}", s.data_path,
-                              model->info().vocab_size, next, next + n - 1));
-    at::Tensor input = at::cat({at::full({n, 1}, s.bos_id, at::kLong), labels.slice(1, 0, seq_len - 1)}, 1);
-    at::Tensor loss = token_logprobs(*model, input.to(device), labels.to(device)).neg().to(at::kCPU).contiguous();
-    std::vector<float> host(loss.data_ptr<float>(), loss.data_ptr<float>() + loss.numel());
-    sums.add(host, n, seq_len);
+    sums.add(batch_losses(*model, s, batch_tokens, n, seq_len, next, device), n, seq_len);
     next += n;
     tokens_this_run += n * seq_len;
     progress.update(next - first, static_cast<double>(tokens_this_run));
@@ -206,22 +436,7 @@ nlohmann::json run_loss(const LossSettings& s) {
               {"window_range", {first, last}}, {"documents", sums.documents}, {"elapsed_s", elapsed},
               {"sum_fixed", sums.sum_fixed}};
   } else {
-    result = loss_metrics(sums, seq_len);
-    result["kind"] = "foxeval-loss";
-    result["identity"] = id;
-    result["model_info"] = {{"family", model->info().family}, {"num_parameters", model->info().num_parameters}};
-    result["documents"] = sums.documents;
-    result["tokens"] = sums.documents * seq_len;
-    result["elapsed_s"] = elapsed;
-    result["tokens_per_s"] = elapsed > 0 ? static_cast<double>(sums.documents * seq_len) / elapsed : 0.0;
-    result["data_wait_s"] = data_wait_s;  // this run's (a resumed run counts from the resume)
-    result["seconds_per_document"] = sums.documents > 0 ? elapsed / static_cast<double>(sums.documents) : 0.0;
-    result["header"] = result_header("loss", id, elapsed);
-    if (device.is_cuda()) {
-      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
-      result["peak_gpu_memory_bytes"] =
-          stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
-    }
+    result = one_result(*model, id, sums, seq_len, elapsed, data_wait_s, device);
   }
   write_json_atomic(s.out_path, result, s.num_shards > 1 ? -1 : 1);
   std::error_code ec;

@@ -99,5 +99,13 @@ else
   grep -q "REGRESSED" "$tmp/out" && ok || bad "check names the regressed metric"
 fi
 
+# Other settings: refused with exit 2, naming the setting; --ignore-settings compares anyway.
+sed 's/"seq_len": 1024/"seq_len": 512/' "$tmp/default.json" >"$tmp/other.json"
+"$FOXEVAL" check "$tmp/other.json" --baseline results/baseline/default-loss.json >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "seq_len: 1024 vs 512" "$tmp/err" && ok || bad "check refuses other settings (exit 2, got $rc)"
+"$FOXEVAL" check "$tmp/other.json" --baseline results/baseline/default-loss.json --ignore-settings >/dev/null 2>&1
+[ $? -ne 2 ] && ok || bad "check --ignore-settings compares"
+expect_error "check --tol" "--tol x: expected METRIC=ABS" "$FOXEVAL" check "$tmp/default.json" --baseline results/baseline/default-loss.json --tol x
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

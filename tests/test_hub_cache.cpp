@@ -67,3 +67,13 @@ TEST_CASE("hub cache: a model by repo id and by revision, through HF_HUB_CACHE a
 }
 
 }  // namespace foxeval
+
+namespace foxeval {
+TEST_CASE("hub cache: a snapshot folder names its repo id and commit; other folders none") {
+  const HubModelId id = hub_model_of_path("/c/hub/models--zhixuan-lin--fox-pro-760m-longcrawl64-48b/snapshots/" + std::string(40, 'a'));
+  CHECK(id.repo_id == "zhixuan-lin/fox-pro-760m-longcrawl64-48b");
+  CHECK(id.revision == std::string(40, 'a'));
+  CHECK(hub_model_of_path("/models/fox-pro").repo_id.empty());
+  CHECK(hub_model_of_path("/c/hub/models--nodash/snapshots/abc").repo_id.empty());
+}
+}  // namespace foxeval

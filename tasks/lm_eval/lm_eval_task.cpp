@@ -8,6 +8,7 @@
 #include <map>
 
 #include "data/errors.h"
+#include "data/hub_cache.h"
 #include "data/records.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
@@ -115,7 +116,7 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
                            {"docs_total", t.total},
                            {"docs_evaluated", t.docs.size()}};
   }
-  return {{"model", fs::weakly_canonical(s.model_dir).string()},
+  return {{"model", model_identity_path(s.model_dir)},
           {"model_type", info.model_type},
           {"num_parameters", info.num_parameters},
           {"tasks", names},

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "data/errors.h"
+#include "data/hub_cache.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
@@ -33,7 +34,7 @@ nlohmann::json identity(const RunSettings& s, const PromptSet& set, const Causal
     templates[t] = set.config.prompt.at(t);
   }
   const ModelInfo& info = model.info();
-  return {{"model", fs::weakly_canonical(s.model_dir).string()},
+  return {{"model", model_identity_path(s.model_dir)},
           {"model_type", info.model_type},
           {"num_parameters", info.num_parameters},
           {"tokenizer", digest_paths({tok.vocab_path()})},  // what it is, not where: a moved checkout still resumes

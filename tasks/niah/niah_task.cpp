@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "data/errors.h"
+#include "data/hub_cache.h"
 #include "data/json_file.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
@@ -110,7 +111,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
   std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
   const ModelInfo& info = model->info();
   const nlohmann::json identity = {
-      {"model", fs::weakly_canonical(s.model_dir).string()},
+      {"model", model_identity_path(s.model_dir)},
       {"model_type", info.model_type},
       {"num_parameters", info.num_parameters},
       {"mode", r.mode.name},
