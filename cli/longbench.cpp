@@ -125,7 +125,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     cmd->add_option("--out", *out, "write the scores as eval.py's result.json");
     cmd->callback([dir, out, e] {
       const nlohmann::json scores = longbench::score_pred_dir(*dir, *e);
-      if (!out->empty()) longbench::write_text_atomic(*out, longbench::python_json_dumps(scores, 4));
+      if (!out->empty()) write_text_atomic(*out, longbench::python_json_dumps(scores, 4));
       print_scores(scores);
     });
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "data/json_file.h"
 #include "data/errors.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
@@ -41,25 +42,6 @@ std::string string_field(const nlohmann::json& j, const char* field, const std::
   if (it == j.end()) throw Error(fmt::format("{}: missing field \"{}\"", where, field));
   if (!it->is_string()) throw Error(fmt::format("{}: field \"{}\" must be a string, got {}", where, field, it->type_name()));
   return it->get<std::string>();
-}
-
-// The output file, all lines at once: temp file, fsync, rename (never a half-written file).
-void write_text_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(fmt::format("{}: cannot write ({})", tmp, std::strerror(errno)));
-  for (size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw Error(fmt::format("{}: write failed ({})", tmp, std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) throw Error(fmt::format("{}: fsync/close failed", tmp));
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw Error(fmt::format("{}: cannot rename to {} ({})", tmp, path, std::strerror(errno)));
 }
 
 void run_score(const ScoreArgs& a) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "data/json_file.h"
 #include "tasks/niah/niah_task.h"
 #include "tasks/results_table.h"
 
@@ -31,7 +32,7 @@ CommandRegistrar table_command([](CLI::App& root) {
     if (a->out.empty())
       std::fwrite(text.data(), 1, text.size(), stdout);
     else
-      niah::write_text_atomic(a->out, text);
+      write_text_atomic(a->out, text);
   });
 });
 

@@ -7,6 +7,8 @@
 
 namespace foxeval {
 
+// Text as it is (temp file beside it, fsync, rename); the temp file never outlives an error.
+void write_text_atomic(const std::string& path, const std::string& text);
 void write_json_atomic(const std::string& path, const nlohmann::json& value, int indent = 1);
 nlohmann::json read_json(const std::string& path);  // errors name the file
 std::string read_text_file(const std::string& path);  // the whole file, bytes as they are; errors name the file

@@ -1,5 +1,7 @@
 #include "tasks/report.h"
 
+#include "data/json_file.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -291,7 +293,7 @@ std::string render_report(const std::vector<results::ResultFile>& rs, const Repo
 
 void write_report(const std::vector<std::string>& files, const std::vector<std::string>& labels, const std::string& out,
                   const ReportOptions& options) {
-  niah::write_text_atomic(out, render_report(results::read_results(files, labels), options));
+  write_text_atomic(out, render_report(results::read_results(files, labels), options));
 }
 
 }  // namespace foxeval::report

@@ -59,29 +59,6 @@ PromptSet build_prompt_set(const PromptSettings& s, const Gpt2Tokenizer& tok) {
   return set;
 }
 
-void write_text_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(fmt::format("{}: cannot write", tmp));
-  size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(fmt::format("{}: write failed (disk full?)", tmp));
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("{}: cannot flush to disk", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("{}: cannot rename {} to it", path, tmp));
-  }
-}
 
 void write_prompts_jsonl(const PromptSet& set, const std::string& path) {
   std::string out;

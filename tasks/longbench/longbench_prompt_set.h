@@ -1,6 +1,7 @@
 // Every prompt of a LongBench run: the selected tasks' records (data order), each with its
 // pred.py token ids. Shared by `foxeval longbench prompts` and `foxeval longbench run`.
 #pragma once
+#include "data/json_file.h"  // write_text_atomic
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,7 +43,5 @@ PromptSet build_prompt_set(const PromptSettings& settings, const Gpt2Tokenizer& 
 // One line per prompt: {"task", "index", "_id", "input_ids"}, written atomically.
 void write_prompts_jsonl(const PromptSet& set, const std::string& path);
 
-// `text` to `path` through a temporary file, fsync and rename (a reader never sees half a file).
-void write_text_atomic(const std::string& path, const std::string& text);
 
 }  // namespace foxeval::longbench

@@ -61,24 +61,6 @@ ResolvedSpec resolve_spec(const NiahSpec& spec) {
   return r;
 }
 
-void write_text_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(fmt::format("{}: cannot write", tmp));
-  size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n <= 0) {
-      ::close(fd);
-      throw Error(fmt::format("{}: write failed (disk full?)", tmp));
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) throw Error(fmt::format("{}: cannot flush", tmp));
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error(fmt::format("{}: cannot rename to {} ({})", tmp, path, ec.message()));
-}
 
 int64_t write_prompt_files(const NiahSpec& spec, const std::string& haystack_dir, const std::string& out_dir) {
   const ResolvedSpec r = resolve_spec(spec);

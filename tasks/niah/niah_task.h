@@ -1,6 +1,7 @@
 // `foxeval niah prompts|run|score`: the sweep through the Runner (journal, resume, shards) and
 // generate_until, the official prompt files, and scoring of prediction folders.
 #pragma once
+#include "data/json_file.h"  // write_text_atomic
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -48,8 +49,6 @@ struct RunSettings {
 // The whole sweep. Throws RunInterrupted (tasks/runner.h) on a signal or --stop-after.
 nlohmann::json run_sweep(const RunSettings& s);
 
-// Atomic text file (temp, fsync, rename): a prediction or prompt file is whole or absent.
-void write_text_atomic(const std::string& path, const std::string& text);
 
 // Records {length, depth, prediction} from an official-layout prediction folder
 // (<prefix>_len_{L}_depth_{D*100}.txt with its .txt.done; as eval.py, a .txt without .done is
