@@ -7,16 +7,7 @@ set -u
 FOXEVAL="$1"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAILED: $1" >&2; }
-expect_ok() { local name="$1"; shift; if "$@" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "$name"; cat "$tmp/err" >&2; fi; }
-# expect_error NAME TEXT CMD...: fails (non-zero) and stderr contains TEXT
-expect_error() {
-  local name="$1" text="$2"; shift 2
-  if "$@" >"$tmp/out" 2>"$tmp/err"; then bad "$name (succeeded)"; return; fi
-  grep -qF -- "$text" "$tmp/err" && ok || { bad "$name (stderr lacks '$text')"; cat "$tmp/err" >&2; }
-}
+. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
 # same_results A B: the two result files agree on everything but the header (times, dates).
 same_results() {
   python3 - "$1" "$2" <<'EOF'

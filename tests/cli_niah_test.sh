@@ -9,15 +9,7 @@ PY=.venv/bin/python
 tmp="$(mktemp -d)"
 stub_pid=""
 trap '[ -n "$stub_pid" ] && kill $stub_pid 2>/dev/null; rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAILED: $1" >&2; }
-expect_ok() { local name="$1"; shift; if "$@" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "$name"; cat "$tmp/err" >&2; fi; }
-expect_error() {
-  local name="$1" text="$2"; shift 2
-  if "$@" >"$tmp/out" 2>"$tmp/err"; then bad "$name (succeeded)"; return; fi
-  grep -qF -- "$text" "$tmp/err" && ok || { bad "$name (stderr lacks '$text')"; cat "$tmp/err" >&2; }
-}
+. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
 pg=../shared/data/PaulGrahamEssays
 model=../shared/fixtures/trained/fox_pro_tiny_pg
 
