@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "cli/command.h"
+#include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "tasks/lm_eval/lm_eval_task.h"
 #include "tasks/runner.h"
@@ -88,13 +89,11 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   run->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
   run->add_option("--stop-after", s->stop_after_docs, "stop (exit 3, resumable) after N documents");
   run->callback([s, shards] {
-    LauncherShard env = shard_from_environment();
-    s->num_shards = shards->first >= 0 ? shards->first : env.num_shards;
-    s->shard_index = shards->second >= 0 ? shards->second : env.shard_index;
-    s->run.device = device_for_local_rank(s->run.device, env.local_rank);
-    if (!env.source.empty() && shards->first < 0)
-      std::fprintf(stderr, "[lm-eval] shard %lld of %lld (from %s)\n", static_cast<long long>(s->shard_index),
-                   static_cast<long long>(s->num_shards), env.source.c_str());
+    // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
+    const ShardPlan plan = plan_shards("lm-eval", shards->first, shards->second);
+    s->num_shards = plan.num_shards;
+    s->shard_index = plan.shard_index;
+    s->run.device = device_for_local_rank(s->run.device, plan.local_rank);
     try {
       const nlohmann::json result = lm_eval::run_lm_eval(*s);
       std::signal(SIGINT, SIG_IGN);  // written: a late signal must not turn this into a killed run

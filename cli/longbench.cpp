@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "data/json_file.h"
 #include "data/tokenizer.h"
+#include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "tasks/longbench/longbench_official.h"
 #include "tasks/longbench/longbench_prompt_set.h"
@@ -72,13 +73,11 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     cmd->add_flag("--resume", s->resume, "continue an interrupted run from its journal");
     cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues)");
     cmd->callback([s, shards] {
-      LauncherShard env = shard_from_environment();
-      s->num_shards = shards->first >= 0 ? shards->first : env.num_shards;
-      s->shard_index = shards->second >= 0 ? shards->second : env.shard_index;
-      s->run.device = device_for_local_rank(s->run.device, env.local_rank);
-      if (!env.source.empty() && shards->first < 0)
-        std::fprintf(stderr, "[longbench] shard %lld of %lld (from %s)\n", static_cast<long long>(s->shard_index),
-                     static_cast<long long>(s->num_shards), env.source.c_str());
+      // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
+      const ShardPlan plan = plan_shards("longbench", shards->first, shards->second);
+      s->num_shards = plan.num_shards;
+      s->shard_index = plan.shard_index;
+      s->run.device = device_for_local_rank(s->run.device, plan.local_rank);
       try {
         const nlohmann::json result = longbench::run_longbench(*s);
         std::signal(SIGINT, SIG_IGN);  // the result is written; a late signal must not look like a kill

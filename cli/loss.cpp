@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cli/command.h"
+#include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "data/json_file.h"
 #include "tasks/loss.h"
@@ -48,13 +49,11 @@ CommandRegistrar loss_command([](CLI::App& root) {
   cmd->add_option("--save-every", s->save_every_seconds, "seconds between state saves");
   cmd->add_option("--stop-after", s->stop_after_windows, "save the state and stop after N windows (resume later)");
   cmd->callback([s, shards] {
-    LauncherShard env = shard_from_environment();
-    s->num_shards = shards->first >= 0 ? shards->first : env.num_shards;
-    s->shard_index = shards->second >= 0 ? shards->second : env.shard_index;
-    s->run.device = device_for_local_rank(s->run.device, env.local_rank);
-    if (!env.source.empty() && shards->first < 0)
-      std::fprintf(stderr, "[loss] shard %lld of %lld (from %s)\n", static_cast<long long>(s->shard_index),
-                   static_cast<long long>(s->num_shards), env.source.c_str());
+    // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
+    const ShardPlan plan = plan_shards("loss", shards->first, shards->second);
+    s->num_shards = plan.num_shards;
+    s->shard_index = plan.shard_index;
+    s->run.device = device_for_local_rank(s->run.device, plan.local_rank);
     try {
       const nlohmann::json result = run_loss(*s);
       // The result is written: a signal from now on (printing, shutting down) must not turn a

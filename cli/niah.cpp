@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "data/json_file.h"
+#include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "tasks/niah/heatmap.h"
 #include "tasks/niah/niah_judge.h"
@@ -87,13 +88,11 @@ CommandRegistrar niah_command([](CLI::App& root) {
   run->add_option("--stop-after", rs->stop_after, "stop (exit 3, resumable) after the batch that finishes the N-th cell");
   run->callback([ra, rs, shards] {
     rs->spec = ra->parsed();
-    const LauncherShard env = shard_from_environment();
-    rs->num_shards = shards->first >= 0 ? shards->first : env.num_shards;
-    rs->shard_index = shards->second >= 0 ? shards->second : env.shard_index;
-    rs->run.device = device_for_local_rank(rs->run.device, env.local_rank);
-    if (!env.source.empty() && shards->first < 0)
-      std::fprintf(stderr, "[niah] shard %lld of %lld (from %s)\n", static_cast<long long>(rs->shard_index),
-                   static_cast<long long>(rs->num_shards), env.source.c_str());
+    // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
+    const ShardPlan plan = plan_shards("niah", shards->first, shards->second);
+    rs->num_shards = plan.num_shards;
+    rs->shard_index = plan.shard_index;
+    rs->run.device = device_for_local_rank(rs->run.device, plan.local_rank);
     try {
       const nlohmann::json result = niah::run_sweep(*rs);
       std::signal(SIGINT, SIG_IGN);  // the result is written: a late signal must not look like a kill

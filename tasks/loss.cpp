@@ -156,10 +156,15 @@ nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows
         if (c < 0 || c >= num_chunks || done[c]) throw Error(fmt::format("{}: chunk {} is invalid or done twice", f, c));
         done[c] = 1;
       }
-      LossSums& into = f == own_state ? sums : carried;
-      const auto add = st.at("sum_fixed").get<std::vector<int64_t>>();
-      for (int64_t t = 0; t < seq_len; ++t) into.sum_fixed[t] += add.at(t);
-      into.documents += st.at("documents").get<int64_t>();
+      // Sums: our own file's we continue; another current rank's is that rank's; the rest rank 0 carries.
+      bool current_rank = false;
+      for (int64_t r = 0; r < world; ++r) current_rank |= f == fmt::format("{}.state.rank{}.json", s.out_path, r);
+      if (f == own_state || !current_rank) {
+        LossSums& into = f == own_state ? sums : carried;
+        const auto add = st.at("sum_fixed").get<std::vector<int64_t>>();
+        for (int64_t t = 0; t < seq_len; ++t) into.sum_fixed[t] += add.at(t);
+        into.documents += st.at("documents").get<int64_t>();
+      }
       elapsed_before = std::max(elapsed_before, st.at("elapsed_s").get<double>());
     }
   } catch (const Error& e) {

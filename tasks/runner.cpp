@@ -12,9 +12,12 @@
 #include <fstream>
 #include <numeric>
 #include <set>
+#include <thread>
 
 #include "data/errors.h"
+#include "data/hub_cache.h"
 #include "data/json_file.h"
+#include "tasks/distributed.h"
 
 namespace fs = std::filesystem;
 
@@ -39,8 +42,9 @@ nlohmann::json journal_header(const std::string& task, const nlohmann::json& ide
 
 // Reads a journal: its header must match; a torn last line (a kill mid-write) is dropped and
 // the file cut back to the last whole record. Returns {records, elapsed so far}.
+// `ours`: we append to it next, so a torn tail is cut off; another rank's journal is only read.
 std::pair<std::map<std::string, nlohmann::json>, double> read_journal(const std::string& path, const std::string& task,
-                                                                      const nlohmann::json& identity) {
+                                                                      const nlohmann::json& identity, bool ours = true) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot read the journal", path));
   std::map<std::string, nlohmann::json> records;
@@ -74,9 +78,34 @@ std::pair<std::map<std::string, nlohmann::json>, double> read_journal(const std:
   }
   in.close();
   if (line_no == 0) torn = true;  // empty file: rewrite the header
-  if (torn) fs::resize_file(path, static_cast<uintmax_t>(good_bytes));
+  if (torn && ours) fs::resize_file(path, static_cast<uintmax_t>(good_bytes));
   return {records, elapsed};
 }
+
+// Every journal of `out_path`: OUT.journal.jsonl (one process) and OUT.journal.rank<R>.jsonl (the
+// ranks of distributed runs, whatever their number), sorted.
+std::vector<std::string> journal_files(const std::string& out_path) {
+  const fs::path out(out_path);
+  const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  const std::string stem = out.filename().string() + ".journal.";
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    bool ours = name == stem + "jsonl";
+    if (!ours && name.rfind(stem + "rank", 0) == 0 && name.size() > stem.size() + 4 + 6 &&
+        name.compare(name.size() - 6, 6, ".jsonl") == 0) {
+      const std::string r = name.substr(stem.size() + 4, name.size() - stem.size() - 4 - 6);
+      ours = r.find_first_not_of("0123456789") == std::string::npos;
+    }
+    if (ours) found.push_back((out.parent_path() / name).string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Each Runner of a process gets the next scope, the same on every rank (they run the same code).
+int g_runner_count = 0;
 
 std::string now_iso8601() {
   std::time_t t = std::time(nullptr);
@@ -137,24 +166,63 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
   std::set<std::string> ids;
   for (const WorkItem& it : items_)
     if (!ids.insert(it.id).second) throw Error(fmt::format("internal: work item id '{}' appears twice", it.id));
-  const std::vector<size_t> mine = shard_items(items_, settings_.num_shards, settings_.shard_index);
-  shard_total_ = static_cast<int64_t>(mine.size());
+  if (settings_.num_shards == 1 && DistributedSession::active() && DistributedSession::active()->world() > 1)
+    dist_ = DistributedSession::active();
+  scope_ = fmt::format("run{}/{}", g_runner_count++, task_);
+  std::vector<size_t> mine = shard_items(items_, settings_.num_shards, settings_.shard_index);
   if (settings_.num_shards > 1) identity_["num_shards"] = settings_.num_shards;
 
+  // Static shards read only their own journal. One run (one process or the ranks of a distributed
+  // one) reads every journal of OUT, whatever number of ranks wrote them, so no finished item is
+  // redone; in a distributed run every rank reads before any rank writes (the barrier below).
   const std::string path = journal_path();
-  if (fs::exists(path)) {
-    if (!settings_.resume)
-      throw Error(fmt::format("{} exists (an interrupted run): pass --resume to continue it, or delete it", path));
-    auto [records, elapsed] = read_journal(path, task_, identity_);
-    elapsed_before_ = elapsed;
-    for (size_t i : mine)
-      if (records.count(items_[i].id)) records_[items_[i].id] = records[items_[i].id];
-    std::fprintf(stderr, "[%s] resuming %s: %zu of %lld items already done\n", task_.c_str(), path.c_str(),
-                 records_.size(), static_cast<long long>(shard_total_));
+  std::vector<std::string> journals;
+  if (settings_.num_shards > 1) {
+    if (fs::exists(path)) journals.push_back(path);
+  } else {
+    journals = journal_files(settings_.out_path);
   }
+  std::string refusal;
+  std::map<std::string, nlohmann::json> found;
+  try {
+    if (!journals.empty() && !settings_.resume)
+      throw Error(fmt::format("{} exists (an interrupted run): pass --resume to continue it, or delete it", journals.front()));
+    for (const std::string& j : journals) {
+      auto [records, elapsed] = read_journal(j, task_, identity_, j == path);
+      elapsed_before_ = std::max(elapsed_before_, elapsed);
+      found.insert(records.begin(), records.end());
+      if (j != path) other_journals_.push_back(j);
+    }
+  } catch (const Error& e) {
+    if (!dist_) throw;
+    refusal = e.what();
+  }
+  if (dist_) dist_->barrier(scope_ + "/start", refusal);
+  for (const WorkItem& it : items_)
+    if (found.count(it.id)) records_[it.id] = found[it.id];
+  if (!journals.empty())
+    std::fprintf(stderr, "[%s] resuming from %zu journal(s) of %s: %zu of %zu items already done\n", task_.c_str(),
+                 journals.size(), settings_.out_path.c_str(), records_.size(), dist_ ? items_.size() : mine.size());
+
+  std::vector<size_t> open_items;
   for (size_t i : mine)
-    if (!records_.count(items_[i].id)) todo_.push_back(i);
-  done_count_ = static_cast<int64_t>(records_.size());
+    if (!records_.count(items_[i].id)) open_items.push_back(i);
+  if (dist_) {
+    // Every rank computes the same lists from the same journals: the counter indexes claim_order_,
+    // and todo() is this rank's longest-processing-time-first share of the open items.
+    claim_order_ = open_items;
+    std::stable_sort(claim_order_.begin(), claim_order_.end(),
+                     [&](size_t a, size_t b) { return items_[a].cost > items_[b].cost; });
+    std::vector<WorkItem> open;
+    for (size_t i : open_items) open.push_back(items_[i]);
+    for (size_t k : shard_items(open, dist_->world(), dist_->rank())) todo_.push_back(open_items[k]);
+    shard_total_ = static_cast<int64_t>(todo_.size());
+    done_count_ = 0;
+  } else {
+    todo_ = open_items;
+    shard_total_ = static_cast<int64_t>(mine.size());
+    done_count_ = static_cast<int64_t>(records_.size());
+  }
 
   if (!fs::path(settings_.out_path).parent_path().empty()) fs::create_directories(fs::path(settings_.out_path).parent_path());
   const bool fresh = !fs::exists(path) || fs::file_size(path) == 0;
@@ -165,12 +233,33 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
     std::fwrite(header.data(), 1, header.size(), journal_);
     std::fflush(journal_);
   }
-  progress_ = Progress(task_, shard_total_, settings_.progress_unit);
+  progress_ = Progress(dist_ ? fmt::format("{} rank {}", task_, dist_->rank()) : task_, shard_total_, settings_.progress_unit);
   progress_.update(done_count_, 0.0);
 
   g_runner_signal.store(0);
   old_int_ = std::signal(SIGINT, on_runner_signal);
   old_term_ = std::signal(SIGTERM, on_runner_signal);
+}
+
+std::string Runner::journal_path() const {
+  if (dist_) return fmt::format("{}.journal.rank{}.jsonl", settings_.out_path, dist_->rank());
+  return settings_.out_path + ".journal.jsonl";
+}
+
+bool Runner::writes_result() const { return !dist_ || dist_->rank() == 0; }
+
+std::optional<size_t> Runner::claim() {
+  if (dist_ && !claimed_)  // progress now counts this rank's items of all ranks' open ones
+    progress_ = Progress(fmt::format("{} rank {} (of all ranks' items)", task_, dist_->rank()),
+                         static_cast<int64_t>(claim_order_.size()), settings_.progress_unit);
+  claimed_ = true;
+  if (!dist_) {
+    if (next_todo_ >= todo_.size()) return std::nullopt;
+    return todo_[next_todo_++];
+  }
+  const int64_t k = dist_->add(scope_ + "/claim", 1) - 1;
+  if (k >= static_cast<int64_t>(claim_order_.size())) return std::nullopt;
+  return claim_order_[static_cast<size_t>(k)];
 }
 
 Runner::~Runner() {
@@ -186,24 +275,30 @@ void Runner::finish(const std::string& id, nlohmann::json record, double work) {
   const std::string line = nlohmann::json{{"id", id}, {"t", elapsed_seconds()}, {"record", record}}.dump() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), journal_) != line.size() || std::fflush(journal_) != 0)
     throw Error(fmt::format("{}: cannot append to the journal (disk full?)", journal_path()));
+  if (dist_) mine_[id] = record;
   records_[id] = std::move(record);
   ++done_count_;
   work_ += work;
   progress_.update(done_count_, work_);
+  if (dist_) dist_->after_item(static_cast<int64_t>(mine_.size()));
 }
 
-bool Runner::should_stop() const { return g_runner_signal.load() != 0; }
+bool Runner::should_stop() const { return g_runner_signal.load() != 0 || (dist_ && !dist_->fault().empty()); }
 
 void Runner::interrupt() const {
   std::fflush(journal_);
   ::fsync(fileno(journal_));
   const int sig = g_runner_signal.load();
-  const std::string why = sig != 0 ? fmt::format("interrupted by signal {}", sig) : std::string("stopped as asked");
+  const std::string fault = dist_ ? dist_->fault() : std::string();
+  const std::string why = sig != 0           ? fmt::format("interrupted by signal {}", sig)
+                          : !fault.empty()   ? fmt::format("rank {} stops: {}", dist_->rank(), fault)
+                                             : std::string("stopped as asked");
   throw RunInterrupted(fmt::format("{}: {}; {} of {} items done and saved in {}; run again with --resume", task_, why,
                                    done_count_, shard_total_, journal_path()));
 }
 
 nlohmann::json Runner::complete(const ResultBuilder& build) {
+  if (dist_) return complete_distributed(build);
   for (size_t i : shard_items(items_, settings_.num_shards, settings_.shard_index))
     if (!records_.count(items_[i].id)) throw Error(fmt::format("internal: {} item '{}' is not finished", task_, items_[i].id));
   progress_.update(done_count_, work_, true);
@@ -229,6 +324,71 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
   journal_ = nullptr;
   std::error_code ec;
   fs::remove(journal_path(), ec);
+  for (const std::string& j : other_journals_) fs::remove(j, ec);
+  return out;
+}
+
+// Every rank posts what it finished in this run; rank 0 adds them to what the journals held at
+// the start, builds the result from all records in item order (so which rank did what never
+// changes it), writes it, removes every journal and posts it back; the others wait for it. Rank 0
+// leaves last (it may host the store the others still read).
+nlohmann::json Runner::complete_distributed(const ResultBuilder& build) {
+  if (!claimed_)
+    for (size_t i : todo_)
+      if (!records_.count(items_[i].id)) throw Error(fmt::format("internal: {} item '{}' is not finished", task_, items_[i].id));
+  progress_.update(done_count_, work_, true);
+  std::fflush(journal_);
+  ::fsync(fileno(journal_));
+  dist_->set(fmt::format("{}/records/{}", scope_, dist_->rank()),
+             nlohmann::json{{"records", mine_}, {"elapsed_s", elapsed_seconds()}}.dump());
+  const std::string result_key = scope_ + "/result";
+  nlohmann::json out;
+  if (dist_->rank() == 0) {
+    try {
+      double elapsed = elapsed_seconds();
+      for (int64_t r = 1; r < dist_->world(); ++r) {
+        const nlohmann::json p = nlohmann::json::parse(dist_->get(fmt::format("{}/records/{}", scope_, r)));
+        for (auto it = p.at("records").begin(); it != p.at("records").end(); ++it) records_[it.key()] = it.value();
+        elapsed = std::max(elapsed, p.at("elapsed_s").get<double>());
+      }
+      std::vector<nlohmann::json> ordered;
+      ordered.reserve(items_.size());
+      for (const WorkItem& it : items_) {
+        auto rec = records_.find(it.id);
+        if (rec == records_.end())
+          throw Error(fmt::format("{}: item '{}' was finished by no rank (journals kept; run again with --resume)", task_, it.id));
+        ordered.push_back(rec->second);
+      }
+      out = build(identity_, ordered);
+      out["header"] = result_header(task_, identity_, elapsed);
+      out["header"]["world_size"] = dist_->world();
+      std::signal(SIGINT, SIG_IGN);
+      std::signal(SIGTERM, SIG_IGN);
+      write_json_atomic(settings_.out_path, out, 1);
+    } catch (const std::exception& e) {
+      dist_->set(result_key, nlohmann::json{{"error", fmt::format("rank 0: {}", e.what())}}.dump());
+      throw;
+    }
+    std::fclose(journal_);
+    journal_ = nullptr;
+    std::error_code ec;
+    for (const std::string& j : journal_files(settings_.out_path)) fs::remove(j, ec);
+    dist_->set(result_key, out.dump());
+    // Stay until every other rank has read the result (a lost rank only delays us, boundedly).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (dist_->add(scope_ + "/left", 0) < dist_->world() - 1 && dist_->fault().empty() &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } else {
+    out = nlohmann::json::parse(dist_->get(result_key));
+    if (out.contains("error") && !out.contains("header")) throw Error(out["error"].get<std::string>());
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
+    std::fclose(journal_);
+    journal_ = nullptr;
+    dist_->add("exited", 1);
+    dist_->add(scope_ + "/left", 1);
+  }
   return out;
 }
 
@@ -291,8 +451,12 @@ nlohmann::json result_header(const std::string& task, const nlohmann::json& iden
   if (gethostname(host, sizeof host - 1) == 0) machine["host"] = host;
   if (identity.value("device_type", "") == "cuda" && at::cuda::is_available())
     machine["gpu"] = at::cuda::getDeviceProperties(0)->name;
-  return {{"task", task},         {"foxeval_version", FOXEVAL_VERSION}, {"settings", identity},
-          {"machine", machine},   {"date", now_iso8601()},              {"elapsed_s", elapsed_seconds}};
+  nlohmann::json header = {{"task", task},       {"foxeval_version", FOXEVAL_VERSION}, {"settings", identity},
+                           {"machine", machine}, {"date", now_iso8601()},              {"elapsed_s", elapsed_seconds}};
+  // A model from the Hugging Face cache: its repo id and the commit its snapshot is.
+  const HubModelId hub = hub_model_of_path(identity.value("model", ""));
+  if (!hub.repo_id.empty()) header["model_repo"] = {{"repo_id", hub.repo_id}, {"revision", hub.revision}};
+  return header;
 }
 
 std::string digest_paths(const std::vector<std::string>& paths) {

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -27,6 +28,8 @@
 #include "tasks/progress.h"
 
 namespace foxeval {
+
+class DistributedSession;  // tasks/distributed.h
 
 struct WorkItem {
   std::string id;     // stable across runs: names the item in the journal (e.g. "len_1000_depth_50")
@@ -57,8 +60,16 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  // Indices (into items) of this shard's items that are not finished, in item order.
+  // Indices (into items) of this shard's items that are not finished, in item order. In a
+  // distributed run (tasks/distributed.h) this rank's static share (longest processing time
+  // first) of the items no rank has finished yet.
   const std::vector<size_t>& todo() const { return todo_; }
+
+  // The next item to do, or none when every item has been handed out: work handed out as it is
+  // done. In a distributed run a shared counter in the store indexes the unfinished items, longest
+  // first, so ranks take work as they free up; in one process it walks todo(). Use either todo()
+  // or claim() in a run, not both.
+  std::optional<size_t> claim();
   bool done(const std::string& id) const { return records_.count(id) > 0; }
 
   // Records a finished item: appended to the journal and flushed before returning.
@@ -73,9 +84,15 @@ class Runner {
   // several shards, writes this shard's part. Removes the journal. Returns what was written.
   nlohmann::json complete(const ResultBuilder& build);
 
+  // False on the ranks of a distributed run other than rank 0: their complete() returns the result
+  // rank 0 wrote, and the builder never runs there. Side outputs built from the records (e.g.
+  // lm-eval's --log-samples) must be written only where this is true.
+  bool writes_result() const;
+
   const std::vector<WorkItem>& items() const { return items_; }
   const nlohmann::json& identity() const { return identity_; }
-  std::string journal_path() const { return settings_.out_path + ".journal.jsonl"; }
+  // OUT.journal.jsonl; in a distributed run each rank appends to OUT.journal.rank<R>.jsonl.
+  std::string journal_path() const;
   double elapsed_seconds() const;  // this run plus what the journal's earlier runs took
 
  private:
@@ -92,6 +109,16 @@ class Runner {
   double work_ = 0;
   void (*old_int_)(int) = nullptr;
   void (*old_term_)(int) = nullptr;
+  // A distributed run (see claim()): the session, this run's key scope in the store, the
+  // unfinished items longest first, and the records this rank finished in this run.
+  DistributedSession* dist_ = nullptr;
+  std::string scope_;
+  std::vector<size_t> claim_order_;
+  size_t next_todo_ = 0;
+  bool claimed_ = false;  // claim() was used: complete() checks the counter ran out, not todo()
+  std::map<std::string, nlohmann::json> mine_;
+  std::vector<std::string> other_journals_;  // read at the start, removed with ours at the end
+  nlohmann::json complete_distributed(const ResultBuilder& build);
 };
 
 // Items of shard `index` of `num_shards`: items are dealt round-robin in decreasing cost, so every

@@ -77,3 +77,15 @@ TEST_CASE("hub cache: a snapshot folder names its repo id and commit; other fold
   CHECK(hub_model_of_path("/c/hub/models--nodash/snapshots/abc").repo_id.empty());
 }
 }  // namespace foxeval
+
+#include "tasks/runner.h"
+
+namespace foxeval {
+TEST_CASE("hub cache: a result header records the repo id and commit of a model from the cache") {
+  const std::string snap = "/c/hub/models--zhixuan-lin--fox-pro-760m-longcrawl64-48b/snapshots/" + std::string(40, 'c');
+  const nlohmann::json h = result_header("niah", {{"model", snap}}, 1.0);
+  CHECK(h.at("model_repo").at("repo_id") == "zhixuan-lin/fox-pro-760m-longcrawl64-48b");
+  CHECK(h.at("model_repo").at("revision") == std::string(40, 'c'));
+  CHECK(!result_header("niah", {{"model", "/models/fox"}}, 1.0).contains("model_repo"));
+}
+}  // namespace foxeval

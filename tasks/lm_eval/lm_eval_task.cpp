@@ -320,7 +320,8 @@ json run_lm_eval(const LmEvalSettings& s) {
     all_records = records;
     return build_lm_eval_result(identity, records);
   });
-  if (!s.log_samples_path.empty()) write_log_samples(s.log_samples_path, tasks, all_records);
+  // Only the process that wrote the result holds every record (one shared run: rank 0).
+  if (!s.log_samples_path.empty() && run.writes_result()) write_log_samples(s.log_samples_path, tasks, all_records);
   return result;
 }
 

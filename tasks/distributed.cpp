@@ -1,0 +1,246 @@
+#include "tasks/distributed.h"
+
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "data/errors.h"
+#include "tasks/launcher_env.h"
+
+namespace foxeval {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using StorePtr = c10::intrusive_ptr<c10d::Store>;
+
+std::unique_ptr<DistributedSession>& active_session() {
+  static std::unique_ptr<DistributedSession> session;
+  return session;
+}
+
+double env_seconds(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (*end != '\0' || !(x > 0)) throw Error(fmt::format("environment variable {}={} is not a positive number of seconds", name, v));
+  return x;
+}
+
+int64_t env_int_or(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  if (*end != '\0') throw Error(fmt::format("environment variable {}={} is not an integer", name, v));
+  return x;
+}
+
+// c10's messages carry a C++ backtrace: ours name the rank and address instead.
+std::string short_what(const std::exception& e) {
+  if (const auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+std::vector<uint8_t> bytes(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
+std::string text(const std::vector<uint8_t>& b) { return std::string(b.begin(), b.end()); }
+
+}  // namespace
+
+DistributedEnv distributed_from_environment() {
+  DistributedEnv e;
+  const LauncherShard s = shard_from_environment();
+  // SLURM job arrays run their tasks at different times: never one distributed run.
+  if (s.source.empty() || s.source.rfind("SLURM_ARRAY", 0) == 0) return e;
+  e.rank = s.shard_index;
+  e.world = s.num_shards;
+  e.local_rank = s.local_rank;
+  e.source = s.source;
+  if (const char* a = std::getenv("MASTER_ADDR")) e.host = a;
+  const int64_t port = env_int_or("MASTER_PORT", 0);
+  if (!e.host.empty() && (port < 1 || port > 65535))
+    throw Error(fmt::format("MASTER_PORT={} must be a port number in 1..65535", port));
+  e.port = static_cast<int>(port);
+  const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  e.agent_store = agent && (std::string(agent) == "True" || std::string(agent) == "true" || std::string(agent) == "1");
+  if (const char* r = std::getenv("TORCHELASTIC_RESTART_COUNT")) e.attempt = r;
+  return e;
+}
+
+ShardPlan plan_shards(const std::string& task, int64_t num_shards_flag, int64_t shard_index_flag) {
+  const LauncherShard env = shard_from_environment();
+  ShardPlan p;
+  p.local_rank = env.local_rank;
+  if (num_shards_flag >= 0 || shard_index_flag >= 0) {  // explicit static shards (array jobs)
+    p.num_shards = num_shards_flag >= 0 ? num_shards_flag : env.num_shards;
+    p.shard_index = shard_index_flag >= 0 ? shard_index_flag : env.shard_index;
+    return p;
+  }
+  const DistributedEnv d = distributed_from_environment();
+  if (d.world > 1 && !d.host.empty() && d.port > 0) {
+    if (!active_session()) active_session() = std::make_unique<DistributedSession>(d);
+    p.distributed = true;
+    std::fprintf(stderr, "[%s] rank %lld of %lld (from %s): one run, work shared through the store at %s\n", task.c_str(),
+                 static_cast<long long>(d.rank), static_cast<long long>(d.world), d.source.c_str(),
+                 active_session()->address().c_str());
+    return p;
+  }
+  p.num_shards = env.num_shards;
+  p.shard_index = env.shard_index;
+  if (!env.source.empty())
+    std::fprintf(stderr, "[%s] shard %lld of %lld (from %s%s): writes a part for `foxeval merge`\n", task.c_str(),
+                 static_cast<long long>(p.shard_index), static_cast<long long>(p.num_shards), env.source.c_str(),
+                 env.num_shards > 1 && d.host.empty() && !d.source.empty() ? "; no MASTER_ADDR/MASTER_PORT, so no shared run" : "");
+  return p;
+}
+
+DistributedSession* DistributedSession::active() { return active_session().get(); }
+
+std::string DistributedSession::address() const { return fmt::format("{}:{}", env_.host, env_.port); }
+
+DistributedSession::DistributedSession(const DistributedEnv& env)
+    : env_(env),
+      timeout_(static_cast<int64_t>(env_seconds("FOXEVAL_DIST_TIMEOUT", 300) * 1000)),
+      heartbeat_timeout_s_(env_seconds("FOXEVAL_HEARTBEAT_TIMEOUT", 60)),
+      die_after_(env_int_or("FOXEVAL_TEST_DIE_AFTER", -1)),
+      die_rank_(env_int_or("FOXEVAL_TEST_DIE_RANK", 1)) {
+  const bool host_it = !env_.agent_store && env_.rank == 0;
+  c10d::TCPStoreOptions o;
+  o.port = static_cast<uint16_t>(env_.port);
+  o.isServer = host_it;
+  o.numWorkers = std::nullopt;
+  o.waitWorkers = false;
+  o.timeout = timeout_;
+  StorePtr base;
+  try {
+    base = c10::make_intrusive<c10d::TCPStore>(env_.host, o);
+  } catch (const c10::Error& e) {
+    throw Error(fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s: {}",
+                            env_.rank, host_it ? "host" : "reach", address(),
+                            env_.agent_store ? ", hosted by torchrun's agent" : host_it ? "" : ", hosted by rank 0",
+                            timeout_.count() / 1000, e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s: {}",
+                            env_.rank, host_it ? "host" : "reach", address(),
+                            env_.agent_store ? ", hosted by torchrun's agent" : host_it ? "" : ", hosted by rank 0",
+                            timeout_.count() / 1000, short_what(e)));
+  }
+  const std::string prefix = fmt::format("foxeval/{}", env_.attempt.empty() ? "0" : env_.attempt);
+  auto store = c10::make_intrusive<c10d::PrefixStore>(prefix, base);
+  auto hb = c10::make_intrusive<c10d::PrefixStore>(prefix, base->clone());
+  store_ = store.get();
+  hb_store_ = hb.get();
+  store_holder_ = std::make_shared<StorePtr>(store);
+  hb_holder_ = std::make_shared<StorePtr>(hb);
+  heartbeat_ = std::thread([this] { heartbeat_loop(); });
+}
+
+DistributedSession::~DistributedSession() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();
+}
+
+void DistributedSession::set_fault(const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fault_.empty()) fault_ = why;
+}
+
+std::string DistributedSession::fault() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fault_;
+}
+
+// Every second: bump our counter, read everyone else's. A counter that has not moved for
+// FOXEVAL_HEARTBEAT_TIMEOUT seconds means its rank died (srun/mpirun do not always stop the
+// others; torchrun does, with SIGTERM, which the Runner turns into a saved stop as well).
+void DistributedSession::heartbeat_loop() {
+  std::map<int64_t, std::pair<int64_t, Clock::time_point>> seen;
+  const Clock::time_point start = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    try {
+      hb_store_->add(fmt::format("hb/{}", env_.rank), 1);
+      for (int64_t r = 0; r < env_.world; ++r) {
+        if (r == env_.rank) continue;
+        const int64_t v = hb_store_->add(fmt::format("hb/{}", r), 0);
+        auto it = seen.find(r);
+        if (it == seen.end()) it = seen.emplace(r, std::make_pair(v, start)).first;
+        if (v != it->second.first) it->second = {v, Clock::now()};
+        const double quiet = std::chrono::duration<double>(Clock::now() - it->second.second).count();
+        if (quiet > heartbeat_timeout_s_ && hb_store_->add("exited", 0) == 0)
+          set_fault(fmt::format("rank {} sent no heartbeat for {:.0f} s (FOXEVAL_HEARTBEAT_TIMEOUT): it died or hangs", r, quiet));
+      }
+    } catch (const std::exception& e) {
+      set_fault(fmt::format("lost the rendezvous store at {}{}: {}", address(),
+                            env_.agent_store ? " (torchrun's agent)" : " (hosted by rank 0: did rank 0 die?)", short_what(e)));
+    }
+    lock.lock();
+    cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+  }
+}
+
+int64_t DistributedSession::add(const std::string& key, int64_t delta) {
+  try {
+    return store_->add(key, delta);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("rank {}: the rendezvous store at {} failed ({}): {}", env_.rank, address(), key, short_what(e)));
+  }
+}
+
+void DistributedSession::set(const std::string& key, const std::string& value) {
+  try {
+    store_->set(key, bytes(value));
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("rank {}: the rendezvous store at {} failed ({}): {}", env_.rank, address(), key, short_what(e)));
+  }
+}
+
+std::string DistributedSession::get(const std::string& key) {
+  const Clock::time_point deadline = Clock::now() + timeout_;
+  auto pause = std::chrono::milliseconds(5);
+  while (true) {
+    try {
+      if (store_->check({key})) return text(store_->get(key));
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("rank {}: the rendezvous store at {} failed ({}): {}", env_.rank, address(), key, short_what(e)));
+    }
+    const std::string why = fault();
+    if (!why.empty()) throw Error(fmt::format("rank {}: stopped waiting for {}: {}", env_.rank, key, why));
+    if (Clock::now() > deadline)
+      throw Error(fmt::format("rank {}: waited {} s (FOXEVAL_DIST_TIMEOUT) for {} in the store at {}", env_.rank,
+                              timeout_.count() / 1000, key, address()));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(200));
+  }
+}
+
+void DistributedSession::barrier(const std::string& name, const std::string& status) {
+  set(fmt::format("{}/{}", name, env_.rank), status.empty() ? "ok" : status);
+  std::string first_error;
+  for (int64_t r = 0; r < env_.world; ++r) {
+    const std::string s = get(fmt::format("{}/{}", name, r));
+    if (s != "ok" && first_error.empty()) first_error = fmt::format("rank {}: {}", r, s);
+  }
+  if (!first_error.empty()) throw Error(first_error);
+}
+
+void DistributedSession::after_item(int64_t items_done_here) {
+  if (die_after_ >= 0 && env_.rank == die_rank_ && items_done_here >= die_after_) {
+    std::fprintf(stderr, "[foxeval] FOXEVAL_TEST_DIE_AFTER=%lld: rank %lld kills itself\n",
+                 static_cast<long long>(die_after_), static_cast<long long>(env_.rank));
+    std::fflush(stderr);
+    std::raise(SIGKILL);
+  }
+}
+
+}  // namespace foxeval

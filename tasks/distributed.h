@@ -1,0 +1,109 @@
+// One command across processes: the c10d TCPStore rendezvous that torchrun (or srun/mpirun with
+// MASTER_ADDR/MASTER_PORT) sets up, used by the Runner to hand out work, share what each rank
+// finished and let rank 0 write the one result.
+//
+//   cli:    const ShardPlan plan = plan_shards("niah", num_shards_flag, shard_index_flag);
+//           s.num_shards = plan.num_shards; s.shard_index = plan.shard_index;
+//           s.run.device = device_for_local_rank(s.run.device, plan.local_rank);
+//   Runner: joins DistributedSession::active() when it runs with one shard (tasks/runner.cpp).
+//
+// torchrun's agent hosts the store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True): every
+// worker is a client. Otherwise (srun, mpirun) rank 0 hosts it on MASTER_ADDR:MASTER_PORT.
+// Environment (all optional):
+//   FOXEVAL_DIST_TIMEOUT            seconds to reach the store, and for any one store wait (default 300)
+//   FOXEVAL_HEARTBEAT_TIMEOUT       seconds without a heartbeat after which a rank counts as dead (default 60)
+//   FOXEVAL_TEST_DIE_AFTER=N        test hook: the rank FOXEVAL_TEST_DIE_RANK (default 1) kills itself
+//                                   (SIGKILL, no clean-up) right after journaling its N-th item
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace c10d {
+class Store;
+class TCPStore;
+}  // namespace c10d
+
+namespace foxeval {
+
+// What the launcher says about this process (ranks from torchrun, SLURM tasks or Open MPI, as
+// tasks/launcher_env.h reads them) and where its store is.
+struct DistributedEnv {
+  int64_t rank = 0, world = 1, local_rank = -1;
+  std::string host;      // MASTER_ADDR ("" = not set)
+  int port = 0;          // MASTER_PORT
+  bool agent_store = false;  // torchrun's agent hosts the store
+  std::string source;    // the launcher variables the ranks came from
+  std::string attempt;   // TORCHELASTIC_RESTART_COUNT: a restarted group must not see old keys
+};
+DistributedEnv distributed_from_environment();
+
+// How a cli command splits its work. `distributed`: the launcher started world > 1 processes with
+// a store address and no --num-shards was given: one run, one result (num_shards stays 1).
+struct ShardPlan {
+  int64_t num_shards = 1, shard_index = 0, local_rank = -1;
+  bool distributed = false;
+};
+
+// For cli commands: flags are -1 when not given. Explicit --num-shards/--shard-index keep static
+// shards (parts + `foxeval merge`). A distributed plan connects to the store now (so a rank that
+// cannot reach it fails before loading a model, naming the address) and arms the session the
+// Runner joins. Prints one line on stderr saying how the run is split.
+ShardPlan plan_shards(const std::string& task, int64_t num_shards_flag, int64_t shard_index_flag);
+
+// This process's connection to the store, with a heartbeat thread that watches the other ranks.
+class DistributedSession {
+ public:
+  explicit DistributedSession(const DistributedEnv& env);
+  ~DistributedSession();
+  DistributedSession(const DistributedSession&) = delete;
+  DistributedSession& operator=(const DistributedSession&) = delete;
+
+  // The session plan_shards armed (nullptr when none).
+  static DistributedSession* active();
+
+  int64_t rank() const { return env_.rank; }
+  int64_t world() const { return env_.world; }
+  std::string address() const;
+
+  // Keys are namespaced per run (`scope`, e.g. "niah/1") by the caller.
+  int64_t add(const std::string& key, int64_t delta);
+  void set(const std::string& key, const std::string& value);
+  // Waits for `key` (polling, so a dead rank or a lost store ends the wait with a clear Error).
+  std::string get(const std::string& key);
+
+  // Every rank posts `status` ("" = ok) under `name`; returns once all have, or throws the first
+  // error another rank posted (so one rank's refusal stops all of them with its reason).
+  void barrier(const std::string& name, const std::string& status);
+
+  // Why this run must stop ("" = it need not): a rank stopped heartbeating, or the store is gone.
+  std::string fault() const;
+
+  // Test hook FOXEVAL_TEST_DIE_AFTER: called after each journaled item.
+  void after_item(int64_t items_done_here);
+
+ private:
+  DistributedEnv env_;
+  std::shared_ptr<void> store_holder_;  // keeps the c10d::Store alive without exposing c10 headers
+  c10d::Store* store_ = nullptr;
+  std::shared_ptr<void> hb_holder_;     // the heartbeat thread's own client
+  c10d::Store* hb_store_ = nullptr;
+  std::chrono::milliseconds timeout_;
+  double heartbeat_timeout_s_;
+  int64_t die_after_ = -1, die_rank_ = 1;
+  mutable std::mutex mu_;
+  std::string fault_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread heartbeat_;
+  void heartbeat_loop();
+  void set_fault(const std::string& why);
+};
+
+}  // namespace foxeval

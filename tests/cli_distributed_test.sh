@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# One command across processes (tasks/distributed.h): `niah run` under torchrun with 2 and 3 CPU
+# processes writes one result equal to the one-process run; a rank killed mid-run (the test hook
+# FOXEVAL_TEST_DIE_AFTER) leaves resumable journals and --resume with another process count gives
+# the same result; without torchrun (srun/mpirun style: rank 0 hosts the store) a dead rank stops
+# the other within FOXEVAL_HEARTBEAT_TIMEOUT naming it; an unreachable store names its address.
+# Usage: tests/cli_distributed_test.sh path/to/foxeval   (run from the repository root)
+set -u
+FOXEVAL="$1"
+PY=.venv/bin/python
+TORCHRUN=.venv/bin/torchrun
+if [ ! -x "$TORCHRUN" ]; then
+  echo "SKIP: $TORCHRUN not found (scripts/setup.sh installs torch into .venv); distributed runs not tested"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+. tests/cli_lib.sh
+# No launcher variables from the caller's environment (a CI job may itself run under SLURM).
+unset RANK WORLD_SIZE LOCAL_RANK MASTER_ADDR MASTER_PORT SLURM_PROCID SLURM_NTASKS SLURM_LOCALID \
+  SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_RANK
+export OMP_NUM_THREADS=1 FOXEVAL_DIST_TIMEOUT=60
+grid=(niah run --model ../shared/fixtures/trained/fox_pro_tiny_pg --haystack ../shared/data/PaulGrahamEssays
+  --lengths 300,500 --depths 0,100 --max-new-tokens 4 --batch-size 1 --device cpu)
+core() { $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); [r.pop(k,None) for k in ("header","this_run")]; print(json.dumps(r,sort_keys=True))' "$1"; }
+free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+trun() { local n=$1; shift; "$TORCHRUN" --standalone --nproc-per-node "$n" --no-python "$FOXEVAL" "$@"; }
+journals() { ls "$1".journal*.jsonl 2>/dev/null | wc -l; }
+
+# ---- loss: windows from the shared counter, exact sums reduced at rank 0 ----
+L=(loss --model tests/fixtures/official/fox_pro --data data/default/tokens.npy --bos-id 0 --seq-len 512 --batch-size 1 --device cpu)
+lcore() { $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({k: v for k, v in r.items() if k.startswith("val/") or k == "documents"}, sort_keys=True))' "$1"; }
+states() { ls "$1".state*.json 2>/dev/null | wc -l; }
+"$FOXEVAL" "${L[@]}" --out "$tmp/l1.json" >/dev/null 2>"$tmp/err" && ok || { bad "loss: one process"; cat "$tmp/err" >&2; }
+for n in 2 3; do
+  if trun $n "${L[@]}" --out "$tmp/l$n.json" >/dev/null 2>"$tmp/err"; then ok; else bad "loss: torchrun $n"; tail -20 "$tmp/err" >&2; fi
+  [ -f "$tmp/l$n.json" ] && [ "$(lcore "$tmp/l1.json")" = "$(lcore "$tmp/l$n.json")" ] && [ "$(states "$tmp/l$n.json")" -eq 0 ] \
+    && ok || bad "loss: $n processes give the one-process numbers bit for bit, no state left"
+done
+FOXEVAL_TEST_DIE_AFTER=1 trun 3 "${L[@]}" --out "$tmp/lk.json" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && [ ! -f "$tmp/lk.json" ] && [ -f "$tmp/lk.json.state.rank1.json" ] && ok || { bad "loss: killed rank leaves states (rc $rc)"; tail -20 "$tmp/err" >&2; }
+if trun 2 "${L[@]}" --out "$tmp/lk.json" --resume >/dev/null 2>"$tmp/err"; then ok; else bad "loss: resume with 2"; tail -20 "$tmp/err" >&2; fi
+grep -q "chunks of 1 windows done" "$tmp/err" && [ "$(lcore "$tmp/l1.json")" = "$(lcore "$tmp/lk.json")" ] && [ "$(states "$tmp/lk.json")" -eq 0 ] \
+  && ok || bad "loss: killed with 3, resumed with 2: the same numbers"
+
+# ---- niah (a generation task through tasks/runner.h) ----
+"$FOXEVAL" "${grid[@]}" --out "$tmp/one.json" >/dev/null 2>"$tmp/err" && ok || { bad "one-process run"; cat "$tmp/err" >&2; }
+
+for n in 2 3; do
+  if trun $n "${grid[@]}" --out "$tmp/d$n.json" >"$tmp/out$n" 2>"$tmp/err$n"; then ok; else bad "torchrun $n processes"; tail -20 "$tmp/err$n" >&2; fi
+  [ -f "$tmp/d$n.json" ] && [ "$(core "$tmp/one.json")" = "$(core "$tmp/d$n.json")" ] && ok || bad "$n processes: one result equal to one process"
+  [ "$(journals "$tmp/d$n.json")" -eq 0 ] && [ "$(ls "$tmp" | grep -c "^d$n.json")" -eq 1 ] && ok || bad "$n processes: journals removed, no parts"
+  grep -q "rank $((n - 1)) of $n" "$tmp/err$n" && $PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["header"]["world_size"] == int(sys.argv[2])' \
+    "$tmp/d$n.json" $n && ok || bad "$n processes: ranks announced, world_size in the header"
+done
+
+# A rank killed after its first item (torchrun then stops the other with SIGTERM: it saves and
+# exits 3); --resume with 3 processes finishes the same result and redoes nothing.
+FOXEVAL_TEST_DIE_AFTER=1 FOXEVAL_TEST_DIE_RANK=1 trun 2 "${grid[@]}" --out "$tmp/k.json" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && [ ! -f "$tmp/k.json" ] && [ "$(journals "$tmp/k.json")" -ge 1 ] && grep -q "FOXEVAL_TEST_DIE_AFTER=1: rank 1" "$tmp/err" \
+  && ok || { bad "killed rank: non-zero exit, journals kept, no result (rc $rc)"; tail -20 "$tmp/err" >&2; }
+done_before=$(cat "$tmp"/k.json.journal*.jsonl | grep -c '"id"')
+[ "$done_before" -ge 1 ] && ok || bad "killed rank: its finished item is in its journal"
+trun 3 "${grid[@]}" --out "$tmp/k.json" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "pass --resume" "$tmp/err" && [ ! -f "$tmp/k.json" ] && ok || bad "journals without --resume: every rank refuses (rc $rc)"
+if trun 3 "${grid[@]}" --out "$tmp/k.json" --resume >/dev/null 2>"$tmp/err"; then ok; else bad "resume with 3 processes"; tail -20 "$tmp/err" >&2; fi
+grep -q "items already done" "$tmp/err" && [ -f "$tmp/k.json" ] && [ "$(core "$tmp/one.json")" = "$(core "$tmp/k.json")" ] \
+  && [ "$(journals "$tmp/k.json")" -eq 0 ] && ok || bad "resumed with 3 processes: equal to one process, journals removed"
+
+# srun/mpirun style (no torchrun agent: rank 0 hosts the store). Rank 1 dies after one item and
+# nobody kills rank 0: it must stop on the missing heartbeats, naming rank 1, and exit non-zero.
+port=$(free_port)
+dist_env() { env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 RANK=$1 LOCAL_RANK=$1 FOXEVAL_HEARTBEAT_TIMEOUT=4 "${@:2}"; }
+dist_env 0 "$FOXEVAL" "${grid[@]}" --out "$tmp/h.json" >/dev/null 2>"$tmp/err0" & p0=$!
+dist_env 1 env FOXEVAL_TEST_DIE_AFTER=1 "$FOXEVAL" "${grid[@]}" --out "$tmp/h.json" >/dev/null 2>"$tmp/err1" & p1=$!
+wait $p1; wait $p0; rc=$?
+[ $rc -ne 0 ] && grep -q "rank 1 sent no heartbeat" "$tmp/err0" && [ ! -f "$tmp/h.json" ] && ok \
+  || { bad "dead rank without torchrun: rank 0 stops naming rank 1 (rc $rc)"; tail -5 "$tmp/err0" >&2; }
+# ... and one process (no launcher) finishes it from both ranks' journals.
+if "$FOXEVAL" "${grid[@]}" --out "$tmp/h.json" --resume >/dev/null 2>"$tmp/err"; then ok; else bad "resume in one process"; cat "$tmp/err" >&2; fi
+[ -f "$tmp/h.json" ] && [ "$(core "$tmp/one.json")" = "$(core "$tmp/h.json")" ] && [ "$(journals "$tmp/h.json")" -eq 0 ] \
+  && ok || bad "resumed in one process: equal, journals removed"
+
+# A store nobody hosts: the error names the address tried.
+port=$(free_port)
+env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 RANK=1 FOXEVAL_DIST_TIMEOUT=2 "$FOXEVAL" "${grid[@]}" --out "$tmp/u.json" \
+  >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "cannot reach the rendezvous store at 127.0.0.1:$port" "$tmp/err" && ok || { bad "unreachable store names its address (rc $rc)"; cat "$tmp/err" >&2; }
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
