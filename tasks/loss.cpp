@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <csignal>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -22,14 +21,13 @@
 #include "tasks/progress.h"
 #include "tasks/distributed.h"
 #include "tasks/runner.h"
+#include "tasks/stop_signals.h"
 
 namespace fs = std::filesystem;
 
 namespace foxeval {
 namespace {
 
-std::atomic<int> g_signal{0};
-extern "C" void on_signal(int sig) { g_signal.store(sig); }
 
 // Everything that changes the numbers. A state file or shard part made with other values is refused.
 nlohmann::json identity(const LossSettings& s, const CausalLM& model, const TokenRows& rows, int64_t seq_len,
@@ -187,13 +185,7 @@ nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows
     write_json_atomic(own_state, {{"identity", id}, {"chunks", mine}, {"documents", sums.documents},
                                   {"elapsed_s", elapsed_before + progress.elapsed()}, {"sum_fixed", sums.sum_fixed}}, -1);
   };
-  g_signal.store(0);
-  auto old_int = std::signal(SIGINT, on_signal);
-  auto old_term = std::signal(SIGTERM, on_signal);
-  struct RestoreSignals {
-    decltype(old_int) a, b;
-    ~RestoreSignals() { std::signal(SIGINT, a); std::signal(SIGTERM, b); }
-  } restore{old_int, old_term};
+  const StopSignals stop_signals;
 
   const at::Device device(s.run.device);
   auto last_save = std::chrono::steady_clock::now();
@@ -205,9 +197,9 @@ nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows
   while (true) {
     const std::string fault = dist ? dist->fault() : std::string();
     const bool stop = s.stop_after_windows > 0 && windows_this_run >= s.stop_after_windows;
-    if (g_signal.load() != 0 || !fault.empty() || stop) {
+    if (stop_signals.received() != 0 || !fault.empty() || stop) {
       save_state();
-      const std::string why = g_signal.load() != 0 ? fmt::format("interrupted by signal {}", g_signal.load())
+      const std::string why = stop_signals.received() != 0 ? fmt::format("interrupted by signal {}", stop_signals.received())
                               : !fault.empty()     ? fmt::format("rank {} stops: {}", rank, fault)
                                                    : fmt::format("stopped after {} windows as asked", s.stop_after_windows);
       throw LossInterrupted(fmt::format("{}: state saved to {}; run again with --resume", why, own_state));
@@ -252,8 +244,7 @@ nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows
       dist->add("exited", 1);
       dist->add(scope + "/left", 1);
       if (r.contains("error") && !r.contains("header")) throw Error(r["error"].get<std::string>());
-      std::signal(SIGINT, SIG_IGN);
-      std::signal(SIGTERM, SIG_IGN);
+      StopSignals::ignore();
       return r;
     }
     for (int64_t t = 0; t < seq_len; ++t) sums.sum_fixed[t] += carried.sum_fixed[t];
@@ -273,8 +264,7 @@ nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows
                               sums.documents, num_windows));
     result = one_result(model, id, sums, seq_len, elapsed, data_wait_s, device);
     if (dist) result["header"]["world_size"] = world;
-    std::signal(SIGINT, SIG_IGN);
-    std::signal(SIGTERM, SIG_IGN);
+    StopSignals::ignore();
     write_json_atomic(s.out_path, result, 1);
   } catch (const std::exception& e) {
     if (dist) dist->set(scope + "/result", nlohmann::json{{"error", fmt::format("rank 0: {}", e.what())}}.dump());
@@ -384,13 +374,7 @@ nlohmann::json run_loss(const LossSettings& s) {
   // SIGINT/SIGTERM only set a flag while this runs: in the loop it saves the state and stops;
   // after the loop (the result being written) it is ignored. The caller's handlers come back
   // on return.
-  g_signal.store(0);
-  auto old_int = std::signal(SIGINT, on_signal);
-  auto old_term = std::signal(SIGTERM, on_signal);
-  struct RestoreSignals {
-    decltype(old_int) a, b;
-    ~RestoreSignals() { std::signal(SIGINT, a); std::signal(SIGTERM, b); }
-  } restore{old_int, old_term};
+  const StopSignals stop_signals;
 
   const at::Device device(s.run.device);
   std::vector<Window> todo(windows.begin() + next, windows.begin() + last);
@@ -420,12 +404,12 @@ nlohmann::json run_loss(const LossSettings& s) {
     const bool due = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save).count() >=
                      s.save_every_seconds;
     const bool stop = s.stop_after_windows > 0 && tokens_this_run >= s.stop_after_windows * seq_len && next < last;
-    if (g_signal.load() != 0 || stop || (due && next < last)) {
+    if (stop_signals.received() != 0 || stop || (due && next < last)) {
       save_state(elapsed_before + progress.elapsed());
       last_save = std::chrono::steady_clock::now();
-      if (g_signal.load() != 0)
+      if (stop_signals.received() != 0)
         throw LossInterrupted(fmt::format("interrupted by signal {}: state saved to {}; run again with --resume",
-                                          g_signal.load(), state_file));
+                                          stop_signals.received(), state_file));
       if (stop)
         throw LossInterrupted(fmt::format("stopped after {} windows as asked: state saved to {}; run again with --resume",
                                           s.stop_after_windows, state_file));

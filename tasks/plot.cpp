@@ -45,13 +45,6 @@ std::vector<SmoothedPoint> smooth_log_bins(const std::vector<double>& loss, int 
   return out;
 }
 
-namespace {
-
-const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-constexpr int kPaletteSize = 10;
-const char* const kFont = "DejaVu Sans, Helvetica, Arial, sans-serif";
-
 std::string xml_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -67,6 +60,13 @@ std::string xml_escape(const std::string& s) {
   }
   return out;
 }
+
+namespace {
+
+const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+constexpr int kPaletteSize = 10;
+const char* const kFont = "DejaVu Sans, Helvetica, Arial, sans-serif";
 
 bool is_power_of_two(long long v) { return v > 0 && (v & (v - 1)) == 0; }
 

@@ -47,4 +47,7 @@ PlotSeries read_loss_series(const std::string& file, const std::string& label = 
 void plot_loss_files(const std::vector<std::string>& files, const std::vector<std::string>& labels,
                      const std::string& out, const PlotOptions& opts);
 
+// Text for SVG/HTML content and attributes: & < > " ' escaped (plots, heatmaps, the report).
+std::string xml_escape(const std::string& s);
+
 }  // namespace foxeval

@@ -55,20 +55,6 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;background:#f6f6f
 .note{color:#8a4b00}
 )";
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
-
 std::string slug(const std::string& s) {
   std::string out;
   for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
@@ -95,15 +81,15 @@ std::string scalable_svg(std::string svg) {
 
 std::string html_table(const results::Table& t) {
   std::string out = fmt::format("<div class=\"table-box\" id=\"table-{}\">\n<h3>{}</h3>\n<table class=\"results\">\n<thead><tr><th>Model</th>",
-                                slug(t.id), html_escape(t.title));
+                                slug(t.id), xml_escape(t.title));
   for (const results::Column& c : t.columns) {
-    out += "<th>" + html_escape(c.label);
-    if (!c.metric.empty()) out += "<span class=\"metric\">" + html_escape(c.metric) + "</span>";
+    out += "<th>" + xml_escape(c.label);
+    if (!c.metric.empty()) out += "<span class=\"metric\">" + xml_escape(c.metric) + "</span>";
     out += "</th>";
   }
   out += "</tr></thead>\n<tbody>\n";
   for (size_t r = 0; r < t.rows.size(); ++r) {
-    out += "<tr><td>" + html_escape(t.rows[r]) + "</td>";
+    out += "<tr><td>" + xml_escape(t.rows[r]) + "</td>";
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const std::optional<double>& v = t.values[r][c];
       if (!v) {
@@ -132,7 +118,7 @@ std::string loss_section(const std::vector<results::ResultFile>& rs) {
     if (r.kind != "loss") continue;
     const json& v = r.json.contains("val/loss_per_token") ? r.json["val/loss_per_token"] : json();
     if (!v.is_array() || v.empty()) {
-      notes += "<p class=\"note\">" + html_escape(r.path) + ": no val/loss_per_token, not drawn.</p>\n";
+      notes += "<p class=\"note\">" + xml_escape(r.path) + ": no val/loss_per_token, not drawn.</p>\n";
       continue;
     }
     PlotSeries s{r.label, {}};
@@ -158,7 +144,7 @@ std::string niah_section(const std::vector<results::ResultFile>& rs, int64_t tra
     if (r.kind != "niah") continue;
     const niah::HeatmapPanel panel = niah::read_heatmap_panel(r.path, r.label, /*judge=*/false);
     figures += figure(fmt::format("figure-niah-{}", n++), niah::heatmap_svg({panel}, train_length),
-                      html_escape(panel.title) + ": score (1-10) of each context length and needle depth.");
+                      xml_escape(panel.title) + ": score (1-10) of each context length and needle depth.");
   }
   if (figures.empty()) return "";
   return "<section id=\"niah\">\n<h2>Needle in a haystack</h2>\n<div class=\"grid\">\n" + figures + "</div>\n</section>\n";
@@ -168,14 +154,14 @@ std::string longbench_section(const std::vector<results::Table>& tables) {
   std::string out;
   for (const results::Table& t : tables) {
     if (t.id.rfind("longbench", 0) != 0) continue;
-    out += figure("figure-" + slug(t.id), longbench_bars_svg(t), html_escape(t.title) + ": score per task and model.");
+    out += figure("figure-" + slug(t.id), longbench_bars_svg(t), xml_escape(t.title) + ": score per task and model.");
   }
   if (out.empty()) return "";
   return "<section id=\"longbench\">\n<h2>LongBench per task</h2>\n" + out + "</section>\n";
 }
 
 std::string kv_row(const std::string& key, const std::string& value) {
-  return "<tr><th>" + html_escape(key) + "</th><td>" + html_escape(value) + "</td></tr>\n";
+  return "<tr><th>" + xml_escape(key) + "</th><td>" + xml_escape(value) + "</td></tr>\n";
 }
 
 std::string scalar_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -185,7 +171,7 @@ std::string header_section(const std::vector<results::ResultFile>& rs) {
   for (size_t i = 0; i < rs.size(); ++i) {
     const results::ResultFile& r = rs[i];
     out += fmt::format("<div class=\"header-box\" id=\"result-{}\">\n<h3>{} &middot; {}</h3>\n<table class=\"kv\">\n", i,
-                       html_escape(r.label), html_escape(r.kind));
+                       xml_escape(r.label), xml_escape(r.kind));
     out += kv_row("file", r.path);
     const json* settings = nullptr;
     if (r.json.contains("header") && r.json["header"].is_object()) {
@@ -204,7 +190,7 @@ std::string header_section(const std::vector<results::ResultFile>& rs) {
     if (!r.json.contains("header"))
       out += "<p class=\"note\">No header: the file was not written by a foxeval task run (or predates result headers).</p>\n";
     if (settings)
-      out += "<details><summary>every setting</summary>\n<pre>" + html_escape(settings->dump(2)) + "</pre>\n</details>\n";
+      out += "<details><summary>every setting</summary>\n<pre>" + xml_escape(settings->dump(2)) + "</pre>\n</details>\n";
     out += "</div>\n";
   }
   return out + "</div>\n</section>\n";
@@ -244,19 +230,19 @@ std::string longbench_bars_svg(const results::Table& t) {
       const double h = plot_h * std::clamp(*v / ymax, 0.0, 1.0);
       svg += fmt::format(
           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"><title>{}, {}: {}</title></rect>\n", x,
-          top + plot_h - h, bw, h, kPalette[r % 10], html_escape(t.rows[r]), html_escape(t.columns[c].label),
+          top + plot_h - h, bw, h, kPalette[r % 10], xml_escape(t.rows[r]), xml_escape(t.columns[c].label),
           results::format_value(t.columns[c], *v));
     }
     const double cx = left + gw * (static_cast<double>(c) + 0.5), cy = top + plot_h + 10;
     svg += fmt::format(
         "<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"12\" text-anchor=\"end\" transform=\"rotate(-35 {0:.1f} {1:.1f})\">{2}</text>\n",
-        cx, cy, html_escape(t.columns[c].label));
+        cx, cy, xml_escape(t.columns[c].label));
   }
   svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#333\"/>\n", left, top + plot_h, W - right);
   double lx = left;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     svg += fmt::format("<rect x=\"{:.1f}\" y=\"14\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", lx, kPalette[r % 10]);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"24\" font-size=\"13\">{}</text>\n", lx + 17, html_escape(t.rows[r]));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"24\" font-size=\"13\">{}</text>\n", lx + 17, xml_escape(t.rows[r]));
     lx += 30 + 7.5 * static_cast<double>(t.rows[r].size());
   }
   return svg + "</svg>\n";
@@ -279,8 +265,8 @@ std::string render_report(const std::vector<results::ResultFile>& rs, const Repo
 
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += "<title>" + html_escape(options.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
-  out += "<header>\n<h1>" + html_escape(options.title) + "</h1>\n";
+  out += "<title>" + xml_escape(options.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  out += "<header>\n<h1>" + xml_escape(options.title) + "</h1>\n";
   out += fmt::format("<p class=\"meta\">{} result files, {} models. Bold: best in its column; underlined: second best "
                      "(lower is better for perplexity and loss); &ndash;: not in the results.</p>\n",
                      rs.size(), n_models);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -28,8 +27,6 @@ namespace fs = std::filesystem;
 namespace foxeval {
 namespace {
 
-std::atomic<int> g_runner_signal{0};
-extern "C" void on_runner_signal(int sig) { g_runner_signal.store(sig); }
 
 std::map<std::string, ResultBuilder>& builders() {
   static std::map<std::string, ResultBuilder> table;
@@ -236,9 +233,7 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
   progress_ = Progress(dist_ ? fmt::format("{} rank {}", task_, dist_->rank()) : task_, shard_total_, settings_.progress_unit);
   progress_.update(done_count_, 0.0);
 
-  g_runner_signal.store(0);
-  old_int_ = std::signal(SIGINT, on_runner_signal);
-  old_term_ = std::signal(SIGTERM, on_runner_signal);
+  signals_ = std::make_unique<StopSignals>();
 }
 
 std::string Runner::journal_path() const {
@@ -264,8 +259,6 @@ std::optional<size_t> Runner::claim() {
 
 Runner::~Runner() {
   if (journal_) std::fclose(journal_);
-  std::signal(SIGINT, old_int_ == SIG_ERR ? SIG_DFL : old_int_);
-  std::signal(SIGTERM, old_term_ == SIG_ERR ? SIG_DFL : old_term_);
 }
 
 double Runner::elapsed_seconds() const { return elapsed_before_ + progress_.elapsed(); }
@@ -283,12 +276,12 @@ void Runner::finish(const std::string& id, nlohmann::json record, double work) {
   if (dist_) dist_->after_item(static_cast<int64_t>(mine_.size()));
 }
 
-bool Runner::should_stop() const { return g_runner_signal.load() != 0 || (dist_ && !dist_->fault().empty()); }
+bool Runner::should_stop() const { return (signals_ && signals_->received() != 0) || (dist_ && !dist_->fault().empty()); }
 
 void Runner::interrupt() const {
   std::fflush(journal_);
   ::fsync(fileno(journal_));
-  const int sig = g_runner_signal.load();
+  const int sig = signals_ ? signals_->received() : 0;
   const std::string fault = dist_ ? dist_->fault() : std::string();
   const std::string why = sig != 0           ? fmt::format("interrupted by signal {}", sig)
                           : !fault.empty()   ? fmt::format("rank {} stops: {}", dist_->rank(), fault)
@@ -317,8 +310,7 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
     out["header"] = result_header(task_, identity_, elapsed);
   }
   // The result is complete: a signal from now on must not lose it.
-  std::signal(SIGINT, SIG_IGN);
-  std::signal(SIGTERM, SIG_IGN);
+  StopSignals::ignore();
   write_json_atomic(settings_.out_path, out, settings_.num_shards > 1 ? -1 : 1);
   std::fclose(journal_);
   journal_ = nullptr;
@@ -362,8 +354,7 @@ nlohmann::json Runner::complete_distributed(const ResultBuilder& build) {
       out = build(identity_, ordered);
       out["header"] = result_header(task_, identity_, elapsed);
       out["header"]["world_size"] = dist_->world();
-      std::signal(SIGINT, SIG_IGN);
-      std::signal(SIGTERM, SIG_IGN);
+      StopSignals::ignore();
       write_json_atomic(settings_.out_path, out, 1);
     } catch (const std::exception& e) {
       dist_->set(result_key, nlohmann::json{{"error", fmt::format("rank 0: {}", e.what())}}.dump());
@@ -382,8 +373,7 @@ nlohmann::json Runner::complete_distributed(const ResultBuilder& build) {
   } else {
     out = nlohmann::json::parse(dist_->get(result_key));
     if (out.contains("error") && !out.contains("header")) throw Error(out["error"].get<std::string>());
-    std::signal(SIGINT, SIG_IGN);
-    std::signal(SIGTERM, SIG_IGN);
+    StopSignals::ignore();
     std::fclose(journal_);
     journal_ = nullptr;
     dist_->add("exited", 1);

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "tasks/progress.h"
+#include "tasks/stop_signals.h"
 
 namespace foxeval {
 
@@ -107,8 +109,7 @@ class Runner {
   Progress progress_;
   int64_t done_count_ = 0, shard_total_ = 0;
   double work_ = 0;
-  void (*old_int_)(int) = nullptr;
-  void (*old_term_)(int) = nullptr;
+  std::unique_ptr<StopSignals> signals_;  // set last in the constructor: SIGINT/SIGTERM -> should_stop()
   // A distributed run (see claim()): the session, this run's key scope in the store, the
   // unfinished items longest first, and the records this rank finished in this run.
   DistributedSession* dist_ = nullptr;

@@ -32,15 +32,6 @@ std::vector<Answer> answers_of(const json& a) {
   return out;
 }
 
-DocScoring scoring_of(const DocParts& d) {
-  DocScoring s;
-  s.gold = d.gold;
-  for (const std::string& c : d.choices) s.choice_len.push_back(py_len(c));
-  s.words = d.words;
-  s.bytes = d.bytes;
-  return s;
-}
-
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 }  // namespace

@@ -69,8 +69,6 @@ std::vector<json> request_lines(const TaskDocs& docs) {
   return out;
 }
 
-namespace {
-
 DocScoring scoring_of(const DocParts& d) {
   DocScoring s;
   s.gold = d.gold;
@@ -79,6 +77,9 @@ DocScoring scoring_of(const DocParts& d) {
   s.bytes = d.bytes;
   return s;
 }
+
+namespace {
+
 
 // The record of a finished document: its answers (in request order; rolling: window order) and
 // the scoring facts of its data, so results are rebuilt from records alone.

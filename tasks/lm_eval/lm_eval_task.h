@@ -11,6 +11,7 @@
 
 #include "models/model.h"
 #include "tasks/lm_eval/docs.h"
+#include "tasks/lm_eval/metrics.h"
 #include "tasks/lm_eval/task_config.h"
 
 namespace foxeval::lm_eval {
@@ -53,5 +54,8 @@ nlohmann::json run_lm_eval(const LmEvalSettings& settings);
 // lm-eval's results dict from the run identity and every document's record, in item order
 // (registered as the "lm-eval" ResultBuilder for `foxeval merge`).
 nlohmann::json build_lm_eval_result(const nlohmann::json& identity, const std::vector<nlohmann::json>& records);
+
+// What process_results needs of a doc: gold, choice lengths in characters (lm-eval's acc_norm), words, bytes.
+DocScoring scoring_of(const DocParts& d);
 
 }  // namespace foxeval::lm_eval

@@ -11,25 +11,12 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "tasks/niah/niah_task.h"
+#include "tasks/plot.h"
 
 namespace fs = std::filesystem;
 
 namespace foxeval::niah {
 namespace {
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
