@@ -1,12 +1,11 @@
-// `foxeval bench decode`: prefill and decode throughput of generate() (models/generate.h) on
-// random prompts, against the memory-bandwidth bound of a decode step.
+// `foxeval bench decode`: decode steps over decoding slots (models/slot_decoder.h), eager and
+// replayed as a CUDA graph, against the memory-bandwidth bound of a step; and batch-1 prefill.
 //
-// Bound: a decode step reads every parameter once plus the whole decoding state, so
-//   bytes/step = parameters x bytes per weight + state bytes at the mean decode context,
-//   bound tokens/s = batch / (bytes/step / bandwidth).
-// State bytes: the FoX family's KV cache (layers x 2 x batch x context x kv_dim x element size)
-// plus its cumulative log forget gates (layers x batch x heads x context x 4); the recurrent
-// families' fixed-size states are not counted (small next to the weights at these batches).
+// Bound: a decode step reads every parameter once plus every row's decoding state, so
+//   bytes/step = parameters x bytes per weight + batch x slot bytes at the mean context,
+//   bound tokens/s = batch / (bytes/step / copy bandwidth measured in the same run).
+// Slot bytes (CausalLM::slot_bytes): the FoX family's KV cache and cumulative log forget gates;
+// the recurrent families' fixed-size states.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -15,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -25,14 +25,16 @@
 
 #include "cli/command.h"
 #include "data/errors.h"
+#include "data/json_file.h"
 #include "models/generate.h"
+#include "models/slot_decoder.h"
 #include "models/registry.h"
 
 namespace foxeval {
 namespace {
 
 struct BenchDecodeArgs {
-  std::string model, batches = "1,16", prompt_lens = "1024,32768", out;
+  std::string model, batches = "1,4,16,64", prompt_lens = "1024,8192,32768", out;
   int64_t new_tokens = 64, prefill_chunk = 4096;
   double bandwidth_gbs = 3000;
   uint64_t seed = 0;
@@ -66,6 +68,36 @@ std::string slug(const std::string& name) {
   return s.empty() ? "gpu" : s;
 }
 
+// Device-to-device copy bandwidth (bytes read + written per second) over a 1 GiB buffer: the
+// bandwidth a decode step's reads can at best reach, measured in the same run.
+double measured_copy_bandwidth(const at::Device& device) {
+  at::Tensor src = at::empty({int64_t(1) << 29}, at::TensorOptions().device(device).dtype(at::kShort));
+  at::Tensor dst = at::empty_like(src);
+  for (int i = 0; i < 3; ++i) dst.copy_(src);
+  c10::cuda::device_synchronize();
+  const int reps = 20;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) dst.copy_(src);
+  c10::cuda::device_synchronize();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return 2.0 * static_cast<double>(src.nbytes()) * reps / s;
+}
+
+// Seconds per decode step of `decoder`: warm-up runs, then timed runs of 16 steps.
+double seconds_per_step(SlotDecoder& decoder, int64_t steps, bool cuda) {
+  (void)decoder.run(std::min<int64_t>(16, steps));
+  if (cuda) c10::cuda::device_synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t done = 0;
+  while (done < steps) {
+    const int64_t n = std::min<int64_t>(16, steps - done);
+    (void)decoder.run(n);
+    done += n;
+  }
+  if (cuda) c10::cuda::device_synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / static_cast<double>(steps);
+}
+
 void run_bench_decode(const BenchDecodeArgs& a) {
   const std::vector<int64_t> batches = parse_list(a.batches, "--batch");
   const std::vector<int64_t> lens = parse_list(a.prompt_lens, "--prompt-len");
@@ -79,72 +111,71 @@ void run_bench_decode(const BenchDecodeArgs& a) {
   const ModelInfo& info = model->info();
   const int64_t elt = a.run.dtype == "bfloat16" ? 2 : 4;
   const double weight_bytes = static_cast<double>(info.num_parameters) * elt;
-  const bool fox_family = info.model_type.find("transformer") != std::string::npos;
-  int64_t kv_dim = info.hidden_size, heads = 0;
-  if (fox_family) {
-    const std::string kvh = setting(info, "num_kv_heads"), hd = setting(info, "head_dim"), h = setting(info, "num_heads");
-    if (!kvh.empty() && !hd.empty()) kv_dim = std::stoll(kvh) * std::stoll(hd);
-    if (!h.empty() && setting(info, "fgate_type") != "none") heads = std::stoll(h);
-  }
-  auto sync = [&] {
-    if (cuda) c10::cuda::device_synchronize();
-  };
+  const double bandwidth = cuda ? measured_copy_bandwidth(at::Device(a.run.device)) : a.bandwidth_gbs * 1e9;
 
-  // Warm-up: kernels, allocator, cuBLAS handles.
-  {
-    GenerateOptions w;
-    w.max_new_tokens = 4;
-    (void)generate(*model, {std::vector<int64_t>(16, 1)}, w, nullptr);
-    sync();
-  }
-
-  std::printf("%s (%s), %s %s, %lld new tokens, bound at %.0f GB/s\n", info.family.c_str(), a.model.c_str(),
-              gpu.c_str(), a.run.dtype.c_str(), static_cast<long long>(a.new_tokens), a.bandwidth_gbs);
-  std::printf("%6s %9s %10s %12s %12s %10s %12s %8s\n", "batch", "prompt", "prefill_s", "prefill_t/s", "decode_t/s",
-              "ms/step", "bound_t/s", "of_bound");
+  std::printf("%s (%s), %s %s, %lld decode steps timed, copy bandwidth %.0f GB/s%s\n", info.family.c_str(), a.model.c_str(),
+              gpu.c_str(), a.run.dtype.c_str(), static_cast<long long>(a.new_tokens), bandwidth / 1e9,
+              cuda ? " (measured)" : " (given)");
+  std::printf("%6s %9s %12s %10s %10s %12s %12s %9s %8s\n", "batch", "context", "prefill_t/s", "eager_ms", "graph_ms",
+              "graph_t/s", "bound_t/s", "of_bound", "speedup");
   nlohmann::json rows = nlohmann::json::array();
   std::mt19937_64 rng(a.seed);
   for (int64_t len : lens) {
     for (int64_t batch : batches) {
-      std::vector<std::vector<int64_t>> prompts(static_cast<size_t>(batch), std::vector<int64_t>(static_cast<size_t>(len)));
-      for (auto& p : prompts)
-        for (auto& id : p) id = static_cast<int64_t>(rng() % static_cast<uint64_t>(info.vocab_size));
-      GenerateOptions o;
-      o.max_new_tokens = a.new_tokens;  // no stop ids: every row runs the full length
-      o.prefill_chunk = a.prefill_chunk;
-      const double ctx = static_cast<double>(len) + 0.5 * static_cast<double>(a.new_tokens);
-      const double state_bytes =
-          fox_family ? static_cast<double>(info.num_layers) * batch * ctx *
-                           (2.0 * static_cast<double>(kv_dim) * elt + static_cast<double>(heads) * 4.0)
-                     : 0.0;
+      std::vector<int64_t> prompt(static_cast<size_t>(len));
+      for (auto& id : prompt) id = static_cast<int64_t>(rng() % static_cast<uint64_t>(info.vocab_size));
+      // The decode context grows from len over the timed steps (2 warm-up runs + 2 x new_tokens).
+      const int64_t capacity = len + 2 * a.new_tokens + 64;
+      const double ctx = static_cast<double>(len) + a.new_tokens;
+      const double state_bytes = static_cast<double>(batch) * static_cast<double>(model->slot_bytes(static_cast<int64_t>(ctx)));
       const double step_bytes = weight_bytes + state_bytes;
-      const double bound = static_cast<double>(batch) / (step_bytes / (a.bandwidth_gbs * 1e9));
-      nlohmann::json row = {{"batch", batch}, {"prompt_len", len}, {"new_tokens", a.new_tokens},
+      const double bound = static_cast<double>(batch) / (step_bytes / bandwidth);
+      nlohmann::json row = {{"batch", batch}, {"context", len}, {"steps", a.new_tokens},
                             {"weight_bytes", weight_bytes}, {"state_bytes", state_bytes},
                             {"bound_tokens_per_s", bound}};
       try {
-        sync();
-        GenerateStats st;
-        (void)generate(*model, prompts, o, nullptr, &st);
-        sync();
-        const double decode_tps = st.decode_steps > 0 ? batch * st.decode_steps / st.decode_seconds : 0.0;
-        const double ms_step = st.decode_steps > 0 ? 1e3 * st.decode_seconds / st.decode_steps : 0.0;
-        row["prefill_seconds"] = st.prefill_seconds;
-        row["prefill_tokens_per_s"] = batch * len / st.prefill_seconds;
-        row["decode_steps"] = st.decode_steps;
-        row["decode_seconds"] = st.decode_seconds;
-        row["decode_tokens_per_s"] = decode_tps;
-        row["ms_per_step"] = ms_step;
-        row["fraction_of_bound"] = decode_tps / bound;
-        std::printf("%6lld %9lld %10.3f %12.0f %12.1f %10.3f %12.1f %7.1f%%\n", static_cast<long long>(batch),
-                    static_cast<long long>(len), st.prefill_seconds, batch * len / st.prefill_seconds, decode_tps,
-                    ms_step, bound, 100.0 * decode_tps / bound);
+        auto slots = model->new_slots(batch, capacity);
+        if (!slots) throw Error(info.family + " has no decoding slots");
+        SlotDecoder eager(*model, *slots, 16, false);
+        std::unique_ptr<SlotDecoder> graph;
+        if (cuda) graph = std::make_unique<SlotDecoder>(*model, *slots, 16, true);
+        // Prefill once (batch 1), the same sequence in every slot.
+        const auto t0 = std::chrono::steady_clock::now();
+        auto state = model->new_state(1, at::Tensor());
+        at::Tensor ids = at::tensor(prompt, at::kLong).view({1, len}).to(at::Device(a.run.device));
+        for (int64_t s = 0; s < len; s += a.prefill_chunk)
+          (void)model->forward(ids.slice(1, s, std::min(len, s + a.prefill_chunk)), state.get());
+        if (cuda) c10::cuda::device_synchronize();
+        const double prefill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        auto reload = [&] {
+          for (int64_t b = 0; b < batch; ++b) {
+            slots->load(b, *state);
+            eager.set_token(b, prompt.back());
+            if (graph) graph->set_token(b, prompt.back());
+          }
+        };
+        reload();
+        const double eager_s = seconds_per_step(eager, a.new_tokens, cuda);
+        double graph_s = 0;
+        if (graph) {
+          reload();
+          graph_s = seconds_per_step(*graph, a.new_tokens, cuda);
+        }
+        const double best = graph ? graph_s : eager_s;
+        const double tps = static_cast<double>(batch) / best;
+        row["prefill_tokens_per_s"] = static_cast<double>(len) / prefill_s;
+        row["eager_ms_per_step"] = 1e3 * eager_s;
+        if (graph) row["graph_ms_per_step"] = 1e3 * graph_s;
+        row["decode_tokens_per_s"] = tps;
+        row["fraction_of_bound"] = tps / bound;
+        std::printf("%6lld %9lld %12.0f %10.3f %10.3f %12.1f %12.1f %8.1f%% %7.2fx\n", static_cast<long long>(batch),
+                    static_cast<long long>(len), len / prefill_s, 1e3 * eager_s, 1e3 * graph_s, tps, bound,
+                    100.0 * tps / bound, graph ? eager_s / graph_s : 1.0);
       } catch (const std::exception& e) {  // typically out of memory at the largest shapes
         std::string what = e.what();
         what = what.substr(0, what.find('\n'));
         row["error"] = what;
-        std::printf("%6lld %9lld  failed: %s\n", static_cast<long long>(batch), static_cast<long long>(len),
-                    what.c_str());
+        std::printf("%6lld %9lld  failed: %s\n", static_cast<long long>(batch), static_cast<long long>(len), what.c_str());
       }
       if (cuda) c10::cuda::CUDACachingAllocator::emptyCache();
       std::fflush(stdout);
@@ -162,16 +193,13 @@ void run_bench_decode(const BenchDecodeArgs& a) {
                         {"num_parameters", info.num_parameters},
                         {"device", a.run.device},
                         {"dtype", a.run.dtype},
-                        {"new_tokens", a.new_tokens},
+                        {"steps", a.new_tokens},
                         {"prefill_chunk", a.prefill_chunk},
-                        {"bandwidth_gbs", a.bandwidth_gbs},
+                        {"bandwidth_bytes_per_s", bandwidth},
+                        {"bound", "batch / ((parameters x element size + slot state bytes at the mean context) / copy bandwidth)"},
                         {"rows", rows}};
   const std::string path = a.out.empty() ? "results/bench/decode-" + slug(gpu) + ".json" : a.out;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  std::ofstream f(path);
-  if (!f) throw Error("cannot write " + path);
-  f << doc.dump(2) << "\n";
+  write_json_atomic(path, doc);
   std::printf("wrote %s\n", path.c_str());
 }
 
@@ -180,11 +208,11 @@ CommandRegistrar bench_decode_command([](CLI::App& root) {
   CLI::App* bench = command_group(root, "bench", "Time kernels and components");
   CLI::App* sub = bench->add_subcommand("decode", "Prefill and decode throughput vs the memory-bandwidth bound");
   sub->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
-  sub->add_option("--batch", a->batches, "batch sizes, comma separated (default 1,16)");
-  sub->add_option("--prompt-len", a->prompt_lens, "prompt lengths, comma separated (default 1024,32768)");
-  sub->add_option("--new-tokens", a->new_tokens, "decode steps per run (default 64)")->check(CLI::Range(int64_t(2), int64_t(1) << 20));
+  sub->add_option("--batch", a->batches, "batch sizes, comma separated (default 1,4,16,64)");
+  sub->add_option("--prompt-len", a->prompt_lens, "contexts, comma separated (default 1024,8192,32768)");
+  sub->add_option("--new-tokens", a->new_tokens, "decode steps timed per row (default 64)")->check(CLI::Range(int64_t(2), int64_t(1) << 20));
   sub->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward (default 4096)")->check(CLI::PositiveNumber);
-  sub->add_option("--bandwidth-gbs", a->bandwidth_gbs, "memory bandwidth for the bound, GB/s (default 3000: H100 copy)")
+  sub->add_option("--bandwidth-gbs", a->bandwidth_gbs, "memory bandwidth for the bound on the CPU, GB/s (on a GPU it is measured)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--seed", a->seed, "seed of the random prompt ids");
   sub->add_option("--device", a->run.device, "cpu or cuda[:N]");

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/generation_options.h"
 #include "data/json_file.h"
 #include "data/tokenizer.h"
 #include "tasks/distributed.h"
@@ -66,8 +67,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
         ->check(CLI::IsMember({"float32", "bfloat16"}));
     cmd->add_option("--max-new-tokens", s->max_new_tokens, "cap every task's generation length (quick checks)");
-    cmd->add_option("--batch-size", s->max_batch, "rows per generation batch (default 16)");
-    cmd->add_option("--max-batch-tokens", s->max_batch_tokens, "(longest prompt + new tokens) x rows per batch (default 65536)");
+    add_generation_options(cmd, s->generation);
     cmd->add_option("--num-shards", shards->first, "split the records over N shards (default: from the launcher)");
     cmd->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
     cmd->add_flag("--resume", s->resume, "continue an interrupted run from its journal");

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/generation_options.h"
 #include "data/json_file.h"
 #include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
@@ -76,16 +77,14 @@ CommandRegistrar niah_command([](CLI::App& root) {
   add_spec_options(run, *ra);
   run->add_option("--max-new-tokens", rs->max_new_tokens, "greedy tokens per cell, unless EOS (default 1024, as pred.py)");
   run->add_option("--pred-dir", rs->pred_dir, "also write pred.py's layout: Huggingface_len_L_depth_D.txt + .txt.done");
-  run->add_option("--batch-size", rs->max_batch, "cells of one length per batch (default 16)");
-  run->add_option("--max-batch-tokens", rs->max_batch_tokens, "rows x (prompt + new tokens) per batch (default 131072: 3 cells of 32k)");
-  run->add_option("--prefill-chunk", rs->prefill_chunk, "prompt tokens per forward in the prefill (default 4096)");
+  add_generation_options(run, rs->generation);
   run->add_option("--device", rs->run.device, "cpu or cuda[:N]");
   run->add_option("--dtype", rs->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
   run->add_option("--num-shards", shards->first, "split the cells over N shards (default: from the launcher)");
   run->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
   run->add_flag("--resume", rs->resume, "continue an interrupted sweep from its journal (OUT.journal.jsonl)");
-  run->add_option("--stop-after", rs->stop_after, "stop (exit 3, resumable) after the batch that finishes the N-th cell");
+  run->add_option("--stop-after", rs->stop_after, "stop (exit 3, resumable) after the N-th cell finishes");
   run->callback([ra, rs, shards] {
     rs->spec = ra->parsed();
     // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).

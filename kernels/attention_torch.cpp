@@ -30,6 +30,29 @@ void check_args(const AttentionArgs& a) {
     fail(fmt::format("cum_log_fgate must be float32 [B, H, Tk] = [{}, {}, {}]", B, H, Tk));
   if (a.seq_start.defined() && (a.seq_start.numel() != B || a.seq_start.scalar_type() != at::kLong))
     fail("seq_start must be int64 [B]");
+  if (a.kv_len.defined() && (a.kv_len.numel() != B || a.kv_len.scalar_type() != at::kLong))
+    fail("kv_len must be int64 [B]");
+  if (a.kv_len.defined() && Tq > 8) fail(fmt::format("kv_len is for decoding (at most 8 queries), not {}", Tq));
+}
+
+// Decoding against fixed-capacity caches holding kv_len[b] keys per row. Only tensor ops (no
+// host reads of the lengths), so it can run inside a CUDA graph. Scores over the whole capacity.
+at::Tensor attention_with_kv_len(const AttentionArgs& a, const at::Tensor& k, const at::Tensor& v, double scale) {
+  const int64_t B = a.q.size(0), H = a.q.size(1), Tq = a.q.size(2), Tk = a.k.size(2);
+  const auto lopts = a.q.options().dtype(at::kLong);
+  at::Tensor n = a.kv_len.to(a.q.device()).clamp(Tq, Tk).view({B, 1, 1, 1});
+  at::Tensor query_pos = n - Tq + at::arange(Tq, lopts).view({1, 1, Tq, 1});     // [B, 1, Tq, 1]
+  at::Tensor key_pos = at::arange(Tk, lopts).view({1, 1, 1, Tk});
+  at::Tensor scores = at::matmul(a.q.to(at::kFloat), k.transpose(-1, -2)).mul_(scale);  // [B, H, Tq, Tk]
+  if (a.cum_log_fgate.defined()) {
+    at::Tensor idx = query_pos.view({B, 1, Tq}).expand({B, H, Tq});
+    at::Tensor c_q = at::gather(a.cum_log_fgate, 2, idx).unsqueeze(-1);
+    scores.add_(c_q - a.cum_log_fgate.unsqueeze(-2));
+  }
+  at::Tensor masked = key_pos > query_pos;
+  if (a.seq_start.defined()) masked = masked.logical_or(key_pos < a.seq_start.to(a.q.device()).view({B, 1, 1, 1}));
+  scores.masked_fill_(masked, -std::numeric_limits<float>::infinity());
+  return at::matmul(at::softmax(scores, -1).nan_to_num_(0.0), v).to(a.q.scalar_type());
 }
 
 }  // namespace
@@ -54,6 +77,7 @@ at::Tensor forgetting_attention_torch(const AttentionArgs& a) {
     k = k.unsqueeze(2).expand({B, Hkv, H / Hkv, Tk, D}).reshape({B, H, Tk, D});
     v = v.unsqueeze(2).expand({B, Hkv, H / Hkv, Tk, D}).reshape({B, H, Tk, D});
   }
+  if (a.kv_len.defined()) return attention_with_kv_len(a, k, v, scale);
   const auto opts = a.q.options();
   at::Tensor out = at::empty({B, H, Tq, D}, opts);
   at::Tensor key_pos = at::arange(Tk, opts.dtype(at::kLong));

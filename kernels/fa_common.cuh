@@ -14,6 +14,7 @@ struct FaParams {
   const float* c;              // cum log forget gate [B, H, Tk] (nullptr: plain causal)
   const int64_t* seq_start;    // [B] or nullptr
   const float* threshold;      // [B, H] or nullptr (adaptive computation pruning)
+  const int64_t* kv_len;       // [B] or nullptr: keys held per row (decode), else Tk
   int64_t q_sb, q_sh, q_st;    // strides in elements (last dim contiguous)
   int64_t k_sb, k_sh, k_st;
   int64_t v_sb, v_sh, v_st;

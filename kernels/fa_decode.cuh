@@ -20,8 +20,13 @@ __global__ void __launch_bounds__(128) fa_decode_kernel(const FaParams p) {
 
   const int row = blockIdx.x;  // (b*H + h)*Tq + t
   const int split = blockIdx.y;
-  const int Tq = p.Tq, Tk = p.Tk;
+  const int Tq = p.Tq;
   const int t = row % Tq, bh = row / Tq, h = bh % p.H, b = bh / p.H;
+  int Tk = p.Tk;
+  if (p.kv_len) {  // a fixed-capacity cache: this row holds kv_len[b] keys (at least Tq)
+    const long long n = p.kv_len[b];
+    Tk = n < Tq ? Tq : (n > p.Tk ? p.Tk : (int)n);
+  }
   const int hk = h / (p.H / p.Hkv);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int sub = lane / LPK, part = lane % LPK;

@@ -259,6 +259,11 @@ bool forgetting_attention_cuda_supports(const AttentionArgs& a) {
     const auto& s = a.seq_start;
     if (!s.is_cuda() || s.scalar_type() != at::kLong || s.dim() != 1 || s.size(0) != B) return false;
   }
+  if (a.kv_len.defined()) {
+    const auto& n = a.kv_len;
+    if (Tq > kDecodeMaxTq) return false;
+    if (!n.is_cuda() || n.scalar_type() != at::kLong || n.dim() != 1 || n.size(0) != B) return false;
+  }
   if (a.adaptive_threshold.defined()) {
     const auto& t = a.adaptive_threshold;
     if (!a.cum_log_fgate.defined()) return false;
@@ -301,6 +306,11 @@ at::Tensor forgetting_attention_cuda(const AttentionArgs& a) {
   if (a.seq_start.defined()) {
     ss = a.seq_start.contiguous();
     p.seq_start = ss.data_ptr<int64_t>();
+  }
+  at::Tensor kv_len;
+  if (a.kv_len.defined()) {
+    kv_len = a.kv_len.contiguous();
+    p.kv_len = kv_len.data_ptr<int64_t>();
   }
   if (a.adaptive_threshold.defined()) {
     thr = a.adaptive_threshold;

@@ -10,6 +10,9 @@
 //   seq_start [B] int64 (optional): keys before it are left padding and get no weight.
 //   adaptive_threshold [B, H] float32 (optional): key blocks whose decay bias c_i - c_j is
 //   below it for every pair may be skipped (adaptive computation pruning, off by default).
+//   kv_len [B] int64 (optional, decode only: Tq <= 8): row b holds kv_len[b] keys, the rest of
+//   k/v/cum_log_fgate is ignored and its queries sit at kv_len[b] - Tq + i. Lengths read on the
+//   device, so fixed-capacity caches keep fixed shapes (decoding slots, CUDA graphs).
 // Returns o [B, H, Tq, D] in q's dtype (any strides: the CUDA prefill returns a view of a
 // [B, Tq, H, D] buffer).
 #pragma once
@@ -22,6 +25,7 @@ struct AttentionArgs {
   at::Tensor cum_log_fgate;       // optional
   at::Tensor seq_start;           // optional
   at::Tensor adaptive_threshold;  // optional
+  at::Tensor kv_len;              // optional
   double scale = 0.0;             // 0 = 1/sqrt(D)
 };
 

@@ -1,14 +1,21 @@
 #include "models/engine.h"
 
 #include <ATen/Functions.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 
+#include "data/errors.h"
 #include "kernels/fused_loss.h"
 #include "models/layers.h"
 #include "models/stage_timer.h"
 
 namespace foxeval {
+
+at::Tensor CausalLM::decode_slots(const at::Tensor& ids, SlotState& slots) {
+  (void)ids, (void)slots;
+  throw Error(fmt::format("{}: no decoding slots", info().family));
+}
 
 at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden, const at::Tensor& labels,
                                 int64_t chunk) {

@@ -44,6 +44,23 @@ class DecodeState {
   virtual void reserve(int64_t total_length) { (void)total_length; }
 };
 
+// Decoding slots: a fixed number of rows, each holding one sequence of up to `capacity` tokens
+// in buffers allocated once. A decode step then has fixed shapes and addresses (what a CUDA graph
+// replays) and a row whose sequence finished can take a new one (continuous batching). Each row
+// keeps its own length on the device; a row past its capacity stops growing (its outputs are
+// meaningless then, and nobody reads them).
+class SlotState {
+ public:
+  virtual ~SlotState() = default;
+  virtual int64_t slots() const = 0;
+  virtual int64_t capacity() const = 0;
+  // Moves the sequence held by `prefilled` (a batch-1 DecodeState of the same model, no left
+  // padding, at most capacity() tokens) into row `slot`, replacing whatever it held.
+  virtual void load(int64_t slot, DecodeState& prefilled) = 0;
+  // Marks row `slot` empty, so an idle row costs as little as it can in later steps.
+  virtual void clear(int64_t slot) { (void)slot; }
+};
+
 class CausalLM {
  public:
   virtual ~CausalLM() = default;
@@ -62,6 +79,23 @@ class CausalLM {
   virtual const at::Tensor& lm_head() const = 0;
 
   virtual const RunOptions& options() const = 0;
+
+  // Decoding slots (see SlotState); nullptr when the family has none (generation then runs
+  // batches through new_state/forward).
+  virtual std::unique_ptr<SlotState> new_slots(int64_t slots, int64_t capacity) {
+    (void)slots, (void)capacity;
+    return nullptr;
+  }
+  // One token for every row of `slots`: ids [S] int64 on the model's device -> final-norm hidden
+  // states [S, hidden] fp32. Device work only (no host reads, shapes independent of the data):
+  // safe to capture in a CUDA graph. Every row advances by one token.
+  virtual at::Tensor decode_slots(const at::Tensor& ids, SlotState& slots);
+  // Device bytes one slot of `capacity` tokens takes (caches and states), for choosing how many
+  // slots fit in memory.
+  virtual int64_t slot_bytes(int64_t capacity) const {
+    (void)capacity;
+    return 0;
+  }
 };
 
 }  // namespace foxeval

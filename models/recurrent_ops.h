@@ -49,6 +49,19 @@ at::Tensor forward_in_segments(const at::Tensor& ids, RecurrentState* state, int
                                const std::function<std::unique_ptr<DecodeState>()>& make_state,
                                const std::function<at::Tensor(const at::Tensor&, RecurrentState*)>& run);
 
+// Decoding slots of a recurrent family: one RecurrentState of S rows whose tensors (conv
+// histories, recurrent states) keep their addresses; a decode step computes the new states and
+// copies them back in place. The capacity does not bound anything (fixed-size states).
+class RecurrentSlots : public SlotState {
+ public:
+  int64_t slots() const override { return state->batch; }
+  int64_t capacity() const override { return capacity_; }
+  void load(int64_t slot, DecodeState& prefilled) override;
+
+  std::unique_ptr<RecurrentState> state;
+  int64_t capacity_ = 0;
+};
+
 // What the three recurrent families share: options, info, LM head, the decoding state and the
 // segmented prefill. A family loads its weights, fills info_ (num_layers, hidden_size) and
 // lm_head_, and implements forward_segment.
@@ -75,6 +88,10 @@ class RecurrentLM : public CausalLM {
         [&](const at::Tensor& part, RecurrentState* st) { return forward_segment(part, st); });
   }
 
+  std::unique_ptr<SlotState> new_slots(int64_t slots, int64_t capacity) override;
+  at::Tensor decode_slots(const at::Tensor& ids, SlotState& slots) override;
+  int64_t slot_bytes(int64_t capacity) const override;
+
  protected:
   // One segment through every layer, continuing from and updating `state` (null: fresh rows).
   virtual at::Tensor forward_segment(const at::Tensor& ids, RecurrentState* state) = 0;
@@ -87,6 +104,7 @@ class RecurrentLM : public CausalLM {
  private:
   std::string family_;
   int64_t slots_, segment_;
+  mutable int64_t slot_bytes_ = -1;  // measured once from a 1-slot state
 };
 
 // SwiGLU MLP of the fla models: down(silu(gate) * up) with [gate | up] = gate_proj(x); the

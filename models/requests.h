@@ -55,14 +55,19 @@ struct GenerationAnswer {
 };
 
 struct GenerateUntilOptions {
-  int64_t max_batch = 16;            // rows per batch
-  int64_t max_batch_tokens = 65536;  // (longest prompt + max_new_tokens) x rows, per batch
-  int64_t prefill_chunk = 4096;
+  int64_t max_batch = 64;          // decoding slots (rows decoded together) at most
+  int64_t max_batch_tokens = 0;    // slots x capacity at most; 0: as many as fit the GPU's memory
+  int64_t prefill_chunk = 4096;    // prompt tokens per prefill forward
+  int64_t prefill_per_look = 16384;  // prompt tokens prefilled between decode runs while rows decode
+  int64_t steps_per_look = 16;     // decode steps between two looks of the host at the tokens
+  double gpu_memory_fraction = 0.9;  // of the GPU's memory, for weights + slots + activations
+  bool cuda_graphs = true;         // capture the decode step in a CUDA graph (GPU)
+  bool use_slots = true;           // false: the older padded batches through generate() (A/B)
 };
 
-// Greedy generation for every request. Requests are ordered by prompt length and batched
-// (left padding is excluded exactly); `on_done(i, answer)` is called for each finished request.
-// Returns the timings summed over batches.
+// Greedy generation for every request through the scheduler of models/requests_generate.cpp
+// (decoding slots, continuous batching, CUDA graphs); `on_done(i, answer)` is called for each
+// finished request as it finishes. Returns the timings (prefill and decode wall time).
 GenerateStats generate_until(CausalLM& model, const std::vector<GenerationRequest>& requests,
                              const GenerateUntilOptions& options,
                              const std::function<void(size_t, const GenerationAnswer&)>& on_done);

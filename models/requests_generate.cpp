@@ -1,44 +1,67 @@
-// generate_until: requests ordered by prompt length, batched, handed to generate().
+// generate_until: the one generation scheduler (greedy), for every generation task.
+//
+// Requests are grouped by capacity bucket (prompt + new tokens rounded up on a geometric grid)
+// and run longest bucket first. A bucket gets S decoding slots (model.h's SlotState) of its
+// capacity: S from the device memory left after the weights (or --max-batch-tokens), at most
+// max_batch. Each request's prompt is prefilled alone (batch 1, in chunks), its first token chosen,
+// and its state moved into a free slot; the slots then decode together through SlotDecoder (a
+// CUDA graph per bucket on the GPU). A row that stops (EOS or its max_new_tokens) frees its slot
+// for the next request (continuous batching); prefill is interleaved with decode steps so the
+// running rows keep going while a long prompt is read.
+//
+// What a request's answer depends on: its own prompt (prefilled alone), and the slot count S of
+// its bucket (the M of the decode GEMMs). S depends on the model, the device, the options and the
+// bucket, never on which requests run beside it, in what order, on which shard or whether the
+// run was resumed. (On a GPU in bf16, GEMMs of another M may round differently: README.)
+// An out-of-memory error halves S and retries the bucket's unfinished requests.
+#include <ATen/Functions.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/util/Exception.h>
+#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <map>
 #include <numeric>
+#include <optional>
 
 #include "data/errors.h"
+#include "models/layers.h"
 #include "models/requests.h"
+#include "models/slot_decoder.h"
 
 namespace foxeval {
+namespace {
 
-GenerateStats generate_until(CausalLM& model, const std::vector<GenerationRequest>& requests,
-                             const GenerateUntilOptions& options,
-                             const std::function<void(size_t, const GenerationAnswer&)>& on_done) {
-  if (options.max_batch < 1) throw Error(fmt::format("generate: max batch {} must be >= 1", options.max_batch));
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if (requests[i].prompt.empty()) throw Error(fmt::format("generate: request {} has an empty prompt", i));
-    if (requests[i].max_new_tokens < 0) throw Error(fmt::format("generate: request {} asks for {} new tokens", i, requests[i].max_new_tokens));
-  }
-  // One batch shares max_new_tokens and stop ids (generate()'s options); inside that, prompts of
-  // similar length go together so left padding stays small.
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The batched path for models without decoding slots: batches of similar prompts, left padded.
+GenerateStats generate_batched(CausalLM& model, const std::vector<GenerationRequest>& requests,
+                               const GenerateUntilOptions& options,
+                               const std::function<void(size_t, const GenerationAnswer&)>& on_done) {
   std::vector<size_t> order(requests.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const GenerationRequest &x = requests[a], &y = requests[b];
     if (x.max_new_tokens != y.max_new_tokens) return x.max_new_tokens < y.max_new_tokens;
     if (x.stop_ids != y.stop_ids) return x.stop_ids < y.stop_ids;
-    return x.prompt.size() > y.prompt.size();  // longest first: the largest batch shape is met first
+    return x.prompt.size() > y.prompt.size();
   });
-
+  const int64_t max_tokens = options.max_batch_tokens > 0 ? options.max_batch_tokens : INT64_MAX;
   GenerateStats total;
   size_t start = 0;
   while (start < order.size()) {
     const GenerationRequest& first = requests[order[start]];
-    // The first (longest) prompt sets the padded width of the batch.
     const int64_t width = static_cast<int64_t>(first.prompt.size()) + first.max_new_tokens;
     size_t end = start + 1;
     while (end < order.size() && static_cast<int64_t>(end - start) < options.max_batch &&
-           width * static_cast<int64_t>(end - start + 1) <= options.max_batch_tokens &&
-           requests[order[end]].max_new_tokens == first.max_new_tokens &&
-           requests[order[end]].stop_ids == first.stop_ids)
+           width * static_cast<int64_t>(end - start + 1) <= max_tokens &&
+           requests[order[end]].max_new_tokens == first.max_new_tokens && requests[order[end]].stop_ids == first.stop_ids)
       ++end;
     std::vector<std::vector<int64_t>> prompts;
     for (size_t k = start; k < end; ++k) prompts.push_back(requests[order[k]].prompt);
@@ -59,6 +82,220 @@ GenerateStats generate_until(CausalLM& model, const std::vector<GenerationReques
     start = end;
   }
   return total;
+}
+
+// A request in flight: its answer so far.
+struct Active {
+  size_t request = 0;
+  GenerationAnswer answer;
+};
+
+class Scheduler {
+ public:
+  Scheduler(CausalLM& model, const std::vector<GenerationRequest>& requests, const GenerateUntilOptions& options,
+            const std::function<void(size_t, const GenerationAnswer&)>& on_done)
+      : model_(model), requests_(requests), opt_(options), on_done_(on_done), device_(model.lm_head().device()) {
+    if (device_.is_cuda()) {
+      const int index = device_.has_index() ? device_.index() : c10::cuda::current_device();
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) throw Error("generate: cannot read the GPU's properties");
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
+      const int64_t in_use = stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current;
+      budget_ = static_cast<int64_t>(static_cast<double>(prop.totalGlobalMem) * options.gpu_memory_fraction) - in_use;
+    }
+  }
+
+  GenerateStats run() {
+    // Buckets, longest first; inside a bucket the longest prompt first.
+    std::map<int64_t, std::vector<size_t>, std::greater<>> buckets;
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      const GenerationRequest& r = requests_[i];
+      if (r.max_new_tokens == 0) {  // nothing to generate: no prefill either
+        on_done_(i, GenerationAnswer{});
+        continue;
+      }
+      buckets[bucket_capacity(static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens)].push_back(i);
+    }
+    for (auto& [capacity, members] : buckets) {
+      std::stable_sort(members.begin(), members.end(),
+                       [&](size_t a, size_t b) { return requests_[a].prompt.size() > requests_[b].prompt.size(); });
+      run_bucket(capacity, std::deque<size_t>(members.begin(), members.end()));
+    }
+    return stats_;
+  }
+
+  // Capacity of a sequence of `total` tokens: the next value m * 2^k (m in 8..15, at least 256)
+  // above total + one run's overshoot, so caches waste under 1/8 and few buckets exist.
+  int64_t bucket_capacity(int64_t total) const {
+    const int64_t need = total + opt_.steps_per_look;
+    int64_t step = 32;
+    while (step * 16 < need) step *= 2;
+    return std::max<int64_t>(256, (need + step - 1) / step * step);
+  }
+
+ private:
+  int64_t slots_for(int64_t capacity, int64_t queued) const {
+    int64_t s = opt_.max_batch;
+    if (opt_.max_batch_tokens > 0) s = std::min(s, std::max<int64_t>(1, opt_.max_batch_tokens / capacity));
+    if (device_.is_cuda() && opt_.max_batch_tokens <= 0) {
+      // What is left after the weights, less the prefill's own state and ~2 GiB of activations.
+      const int64_t per_slot = std::max<int64_t>(1, model_.slot_bytes(capacity));
+      const int64_t room = budget_ - per_slot - (int64_t(2) << 30);
+      s = std::min(s, std::max<int64_t>(1, room / per_slot));
+    }
+    if (!device_.is_cuda()) s = std::min<int64_t>(s, queued);  // the CPU pays for idle rows
+    return std::max<int64_t>(1, s);
+  }
+
+  void run_bucket(int64_t capacity, std::deque<size_t> queue) {
+    int64_t S = slots_for(capacity, static_cast<int64_t>(queue.size()));
+    for (;;) {
+      try {
+        decode_bucket(capacity, S, queue);
+        return;
+      } catch (const c10::OutOfMemoryError& e) {
+        if (S == 1)
+          throw Error(fmt::format("generate: out of GPU memory with one slot of {} tokens: {}", capacity,
+                                  std::string(e.what()).substr(0, 200)));
+        const int64_t smaller = std::max<int64_t>(1, S / 2);
+        std::fprintf(stderr, "[generate] out of memory with %lld slots of %lld tokens; retrying with %lld\n",
+                     static_cast<long long>(S), static_cast<long long>(capacity), static_cast<long long>(smaller));
+        S = smaller;
+        c10::cuda::CUDACachingAllocator::emptyCache();
+      }
+    }
+  }
+
+  // Runs `queue` (request indices) through S slots; finished requests leave the queue, so an
+  // exception leaves exactly the unfinished ones in it (those in flight are put back first).
+  void decode_bucket(int64_t capacity, int64_t S, std::deque<size_t>& queue) {
+    std::unique_ptr<SlotState> slots = model_.new_slots(S, capacity);
+    SlotDecoder decoder(model_, *slots, opt_.steps_per_look, opt_.cuda_graphs);
+    for (int64_t s = 0; s < S; ++s) slots->clear(s);  // the decoder's warm-up step touched them
+    std::vector<std::optional<Active>> rows(static_cast<size_t>(S));
+    auto requeue = [&] {  // in flight -> back to the front of the queue, in their order
+      for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+        if (*it) queue.push_front((*it)->request), it->reset();
+    };
+    try {
+      for (;;) {
+        // Fill free slots: prefill up to ~prefill_per_look prompt tokens, then decode a while.
+        int64_t prefilled = 0;
+        for (int64_t s = 0; s < S && !queue.empty(); ++s) {
+          if (rows[s]) continue;
+          if (prefilled > 0 && prefilled >= opt_.prefill_per_look && any_active(rows)) break;
+          const size_t i = queue.front();
+          prefilled += static_cast<int64_t>(requests_[i].prompt.size());
+          auto [state, first] = prefill(requests_[i].prompt);
+          Active a{i, {}};
+          queue.pop_front();
+          if (accept(a, first)) {
+            finish(a);
+            --s;  // the slot is still free
+            continue;
+          }
+          slots->load(s, *state);
+          decoder.set_token(s, first);
+          rows[s] = std::move(a);
+        }
+        if (!any_active(rows)) {
+          if (queue.empty()) return;
+          continue;
+        }
+        int64_t steps = 1;
+        for (const auto& r : rows)
+          if (r) steps = std::max(steps, requests_[r->request].max_new_tokens - static_cast<int64_t>(r->answer.ids.size()));
+        steps = std::min(steps, opt_.steps_per_look);
+        const auto t0 = Clock::now();
+        const std::vector<int64_t> tokens = decoder.run(steps);
+        stats_.decode_seconds += seconds_since(t0);
+        stats_.decode_steps += steps;
+        for (int64_t s = 0; s < S; ++s) {
+          if (!rows[s]) continue;
+          for (int64_t j = 0; j < steps; ++j)
+            if (accept(*rows[s], tokens[s * steps + j])) {
+              Active done = std::move(*rows[s]);
+              rows[s].reset();
+              slots->clear(s);
+              finish(done);
+              break;
+            }
+        }
+      }
+    } catch (...) {
+      requeue();
+      throw;
+    }
+  }
+
+  static bool any_active(const std::vector<std::optional<Active>>& rows) {
+    return std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.has_value(); });
+  }
+
+  // Batch-1 prefill in chunks; returns the state and the first generated token.
+  std::pair<std::unique_ptr<DecodeState>, int64_t> prefill(const std::vector<int64_t>& prompt) {
+    const auto t0 = Clock::now();
+    const int64_t L = static_cast<int64_t>(prompt.size());
+    at::Tensor ids = at::tensor(prompt, at::kLong).view({1, L}).to(device_);
+    auto state = model_.new_state(1, at::Tensor());
+    state->reserve(L);
+    const int64_t chunk = opt_.prefill_chunk > 0 ? opt_.prefill_chunk : L;
+    at::Tensor hidden;
+    for (int64_t s = 0; s < L; s += chunk) hidden = model_.forward(ids.slice(1, s, std::min(L, s + chunk)), state.get());
+    at::Tensor logits = foxeval::linear(hidden.select(1, hidden.size(1) - 1), model_.lm_head()).to(at::kFloat);
+    const int64_t first = at::argmax(logits, -1).item<int64_t>();  // waits for the prefill
+    stats_.prefill_seconds += seconds_since(t0);
+    stats_.prompt_tokens += L;
+    return {std::move(state), first};
+  }
+
+  // Takes `token` as the row's next token; true when the request is finished.
+  bool accept(Active& a, int64_t token) {
+    const GenerationRequest& r = requests_[a.request];
+    if (std::find(r.stop_ids.begin(), r.stop_ids.end(), token) != r.stop_ids.end()) {
+      a.answer.reason = StopReason::eos;
+      return true;
+    }
+    a.answer.ids.push_back(token);
+    if (static_cast<int64_t>(a.answer.ids.size()) >= r.max_new_tokens) {
+      a.answer.reason = StopReason::length;
+      return true;
+    }
+    return false;
+  }
+
+  void finish(Active& a) { on_done_(a.request, a.answer); }
+
+  CausalLM& model_;
+  const std::vector<GenerationRequest>& requests_;
+  const GenerateUntilOptions& opt_;
+  const std::function<void(size_t, const GenerationAnswer&)>& on_done_;
+  at::Device device_;
+  int64_t budget_ = 0;  // device bytes the slots may take (CUDA)
+  GenerateStats stats_;
+};
+
+}  // namespace
+
+GenerateStats generate_until(CausalLM& model, const std::vector<GenerationRequest>& requests,
+                             const GenerateUntilOptions& options,
+                             const std::function<void(size_t, const GenerationAnswer&)>& on_done) {
+  if (options.max_batch < 1) throw Error(fmt::format("generate: max batch {} must be >= 1", options.max_batch));
+  if (options.steps_per_look < 1) throw Error(fmt::format("generate: steps per look {} must be >= 1", options.steps_per_look));
+  if (!(options.gpu_memory_fraction > 0 && options.gpu_memory_fraction <= 1))
+    throw Error(fmt::format("generate: GPU memory fraction {} must be in (0, 1]", options.gpu_memory_fraction));
+  const int64_t vocab = model.lm_head().size(0);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].prompt.empty()) throw Error(fmt::format("generate: request {} has an empty prompt", i));
+    if (requests[i].max_new_tokens < 0)
+      throw Error(fmt::format("generate: request {} asks for {} new tokens", i, requests[i].max_new_tokens));
+    for (int64_t id : requests[i].prompt)
+      if (id < 0 || id >= vocab)
+        throw Error(fmt::format("generate: request {} holds id {}, outside the model's vocabulary [0, {})", i, id, vocab));
+  }
+  if (requests.empty()) return {};
+  if (!options.use_slots || !model.new_slots(1, 1)) return generate_batched(model, requests, options, on_done);
+  return Scheduler(model, requests, options, on_done).run();
 }
 
 }  // namespace foxeval

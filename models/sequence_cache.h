@@ -33,6 +33,8 @@ class SequenceCache {
     return buf_.narrow(dim_, 0, len_);
   }
   int64_t length() const { return len_; }
+  // Everything held (undefined before the first append).
+  at::Tensor held() const { return buf_.defined() ? buf_.narrow(dim_, 0, len_) : at::Tensor(); }
   // The last entry along the cached dimension (e.g. c of the last key: [B, H]).
   at::Tensor last() const { return buf_.select(dim_, len_ - 1); }
 

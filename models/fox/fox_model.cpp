@@ -57,6 +57,54 @@ class FoxState : public DecodeState {
   int64_t length_ = 0;
 };
 
+// Decoding slots (model.h): per layer fixed-capacity caches [S, heads, C, ...], zero past each
+// row's length, and the token-shift states; `len` [S] on the device = tokens each row holds.
+struct SlotLayer {
+  at::Tensor keys, values;      // [S, Hkv, C, D] compute dtype
+  at::Tensor cum_log_fgate;     // [S, H, C] fp32
+  at::Tensor k_shift, v_shift;  // [S, kv] compute dtype (undefined without the shift)
+};
+
+class FoxSlots : public SlotState {
+ public:
+  int64_t slots() const override { return S; }
+  int64_t capacity() const override { return C; }
+  void load(int64_t slot, DecodeState& prefilled) override {
+    auto* st = dynamic_cast<FoxState*>(&prefilled);
+    if (!st) throw Error("FoX slots: a decoding state from another family");
+    if (st->batch_ != 1 || st->seq_start_.defined()) throw Error("FoX slots: load takes a batch-1 state without padding");
+    const int64_t n = st->length_;
+    if (n < 1 || n > C) throw Error(fmt::format("FoX slots: a sequence of {} tokens does not fit capacity {}", n, C));
+    if (slot < 0 || slot >= S) throw Error(fmt::format("FoX slots: no slot {} of {}", slot, S));
+    for (size_t l = 0; l < layers.size(); ++l) {
+      SlotLayer& d = layers[l];
+      LayerState& src = st->layers_[l];
+      for (auto [dst, from] : {std::pair{d.keys, src.keys.held()}, std::pair{d.values, src.values.held()},
+                               std::pair{d.cum_log_fgate, src.cum_log_fgate.held()}}) {
+        at::Tensor row = dst.select(0, slot);
+        row.zero_();  // stale entries of an earlier sequence would enter the pruning bound
+        row.narrow(1, 0, n).copy_(from.select(0, 0));
+      }
+      if (d.k_shift.defined()) d.k_shift.select(0, slot).copy_(src.k_shift.select(0, 0));
+      if (d.v_shift.defined()) d.v_shift.select(0, slot).copy_(src.v_shift.select(0, 0));
+    }
+    len.select(0, slot).fill_(n);
+  }
+  void clear(int64_t slot) override { len.select(0, slot).fill_(0); }
+
+  int64_t S = 0, C = 0;
+  at::Tensor len;                   // [S] int64
+  at::Tensor flat_kv, flat_h;       // [S, Hkv], [S, H]: (s * heads + h) * C, for the appends
+  std::vector<SlotLayer> layers;
+};
+
+// One decode step's view of the slots: where each row's new token goes and how many keys it then holds.
+struct SlotStep {
+  FoxSlots* slots;
+  at::Tensor write_at;  // [S] = min(len, C - 1)
+  at::Tensor kv_len;    // [S] = min(len + 1, C)
+};
+
 class ForgettingTransformer : public CausalLM {
  public:
   ForgettingTransformer(Checkpoint& ckpt, const RunOptions& options, FoxConfig config)
@@ -74,6 +122,47 @@ class ForgettingTransformer : public CausalLM {
     return std::make_unique<FoxState>(batch, start, cfg_.num_layers);
   }
 
+  std::unique_ptr<SlotState> new_slots(int64_t slots, int64_t capacity) override {
+    if (slots < 1 || capacity < 1) throw Error(fmt::format("FoX slots: {} slots of {} tokens", slots, capacity));
+    auto s = std::make_unique<FoxSlots>();
+    s->S = slots;
+    s->C = capacity;
+    const int64_t H = cfg_.num_heads, Hkv = cfg_.num_kv_heads, D = cfg_.head_dim;
+    const auto mm = at::TensorOptions().device(loader_.device).dtype(loader_.compute);
+    const auto f32 = mm.dtype(at::kFloat), i64 = mm.dtype(at::kLong);
+    s->len = at::zeros({slots}, i64);
+    s->flat_kv = (at::arange(slots, i64).view({slots, 1}) * Hkv + at::arange(Hkv, i64).view({1, Hkv})) * capacity;
+    s->flat_h = (at::arange(slots, i64).view({slots, 1}) * H + at::arange(H, i64).view({1, H})) * capacity;
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      SlotLayer d;
+      d.keys = at::zeros({slots, Hkv, capacity, D}, mm);
+      d.values = at::zeros({slots, Hkv, capacity, D}, mm);
+      d.cum_log_fgate = at::zeros({slots, H, capacity}, f32);
+      if (cfg_.use_k_shift) d.k_shift = at::zeros({slots, Hkv * D}, mm);
+      if (cfg_.use_v_shift) d.v_shift = at::zeros({slots, Hkv * D}, mm);
+      s->layers.push_back(std::move(d));
+    }
+    return s;
+  }
+
+  int64_t slot_bytes(int64_t capacity) const override {
+    const int64_t elem = at::elementSize(loader_.compute), kv = cfg_.num_kv_heads * cfg_.head_dim;
+    const int64_t per_layer = capacity * (2 * kv * elem + cfg_.num_heads * 4) + 2 * kv * elem;
+    return per_layer * cfg_.num_layers + 8;
+  }
+
+  at::Tensor decode_slots(const at::Tensor& ids, SlotState& base) override {
+    auto* slots = dynamic_cast<FoxSlots*>(&base);
+    if (!slots) throw Error("FoX model: decoding slots from another family");
+    const int64_t S = slots->S;
+    if (ids.dim() != 1 || ids.size(0) != S) throw Error(fmt::format("FoX model: decode_slots takes [{}] ids", S));
+    SlotStep step{slots, slots->len.clamp_max(slots->C - 1), (slots->len + 1).clamp_max(slots->C)};
+    at::Tensor x = at::embedding(embeddings_, ids.view({S, 1}));
+    at::Tensor h = blocks(x, slots->len.view({S, 1}), at::Tensor(), nullptr, &step);
+    slots->len.copy_(step.kv_len);
+    return h.view({S, -1});
+  }
+
   at::Tensor forward(const at::Tensor& input_ids, DecodeState* base_state) override {
     FoxState* state = nullptr;
     if (base_state) {
@@ -89,24 +178,29 @@ class ForgettingTransformer : public CausalLM {
     at::Tensor positions = at::arange(offset, offset + T, ids.options()).unsqueeze(0).expand({ids.size(0), T});
     at::Tensor seq_start = state ? state->seq_start_ : at::Tensor();
     if (seq_start.defined()) positions = positions - seq_start.unsqueeze(1);
-    // Each residual add is fused with the next norm (one kernel on CUDA, torch ops elsewhere).
-    if (cfg_.num_layers == 0) {
-      if (state) state->length_ += T;
-      return rms_norm(x, final_norm_, cfg_.norm_eps, at::kFloat);
-    }
-    at::Tensor h = rms_norm(x, blocks_[0].attn_norm, cfg_.norm_eps, loader_.compute);
-    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
-      const Block& b = blocks_[l];
-      LayerState* ls = state ? &state->layers_[l] : nullptr;
-      h = add_rms_norm(x, attention(b.attn, h, positions, seq_start, offset, ls), b.mlp_norm, loader_.compute);
-      const bool last = l + 1 == cfg_.num_layers;
-      h = add_rms_norm(x, mlp(b, h), last ? final_norm_ : blocks_[l + 1].attn_norm, last ? at::kFloat : loader_.compute);
-    }
+    at::Tensor h = blocks(x, positions, seq_start, state, nullptr);
     if (state) state->length_ += T;
     return h;
   }
 
  private:
+  // The block stack on the fp32 residual stream x, with a decoding state, decoding slots or neither.
+  // Each residual add is fused with the next norm (one kernel on CUDA, torch ops elsewhere).
+  at::Tensor blocks(at::Tensor& x, const at::Tensor& positions, const at::Tensor& seq_start, FoxState* state,
+                    const SlotStep* step) {
+    if (cfg_.num_layers == 0) return rms_norm(x, final_norm_, cfg_.norm_eps, at::kFloat);
+    at::Tensor h = rms_norm(x, blocks_[0].attn_norm, cfg_.norm_eps, loader_.compute);
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      const Block& b = blocks_[l];
+      LayerState* ls = state ? &state->layers_[l] : nullptr;
+      SlotLayer* sl = step ? &step->slots->layers[l] : nullptr;
+      h = add_rms_norm(x, attention(b.attn, h, positions, seq_start, ls, sl, step), b.mlp_norm, loader_.compute);
+      const bool last = l + 1 == cfg_.num_layers;
+      h = add_rms_norm(x, mlp(b, h), last ? final_norm_ : blocks_[l + 1].attn_norm, last ? at::kFloat : loader_.compute);
+    }
+    return h;
+  }
+
   // x (fp32 residual stream, updated in place) += delta; returns rms_norm(x, weight).
   at::Tensor add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor& weight, at::ScalarType out_dtype) {
     at::Tensor y = fused_add_rms_norm(x, delta, weight, cfg_.norm_eps, out_dtype);
@@ -244,7 +338,9 @@ class ForgettingTransformer : public CausalLM {
   // so the skipped softmax mass is at most Tk * exp(2 bound + threshold) <= exp(tolerance).
   // With per-head qk-norm the bound comes from the norm weights; otherwise from the largest
   // query and key norms. Returns [B, H] float32.
-  at::Tensor pruning_threshold(const AttentionWeights& a, const at::Tensor& q, const at::Tensor& k) {
+  // With kv_len (decoding slots) Tk is each row's own length, not the capacity.
+  at::Tensor pruning_threshold(const AttentionWeights& a, const at::Tensor& q, const at::Tensor& k,
+                               const at::Tensor& kv_len = at::Tensor()) {
     const int64_t B = q.size(0), H = cfg_.num_heads, D = cfg_.head_dim, Tk = k.size(2);
     at::Tensor bound;
     if (cfg_.qk_norm) {
@@ -257,6 +353,10 @@ class ForgettingTransformer : public CausalLM {
       at::Tensor max_k = at::linalg_vector_norm(kk, 2, {-1}).amax(-1);
       bound = max_q * max_k / std::sqrt(static_cast<double>(D));
     }
+    if (kv_len.defined()) {
+      at::Tensor log_tk = kv_len.to(at::kFloat).log().view({B, 1});
+      return (-(2.0 * bound + log_tk) + cfg_.log_pruning_tolerance).to(at::kFloat).contiguous();
+    }
     return (-(2.0 * bound + std::log(static_cast<double>(Tk))) + cfg_.log_pruning_tolerance).to(at::kFloat).contiguous();
   }
 
@@ -267,17 +367,31 @@ class ForgettingTransformer : public CausalLM {
     return at::log_sigmoid(a.fgate_bias).view({1, 1, H}).expand({B, T, H});  // bias_only, fixed
   }
 
+  // k or v with the token shift, its state in a slot buffer (updated in place: fixed addresses).
+  at::Tensor shift_linear_slot(const at::Tensor& h, const at::Tensor& proj, const at::Tensor& shift_proj, at::Tensor& buffer) {
+    at::Tensor state = buffer;
+    at::Tensor out = shift_linear(h, proj, shift_proj, &state, at::Tensor());
+    buffer.copy_(state);
+    return out;
+  }
+
   at::Tensor attention(const AttentionWeights& a, const at::Tensor& h, const at::Tensor& positions,
-                       const at::Tensor& seq_start, int64_t offset, LayerState* ls) {
+                       const at::Tensor& seq_start, LayerState* ls, SlotLayer* sl, const SlotStep* step) {
     const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads, Hkv = cfg_.num_kv_heads, D = cfg_.head_dim;
     // Left padding: positions before seq_start are masked out of the token shift.
     at::Tensor pad_mask;
     if (seq_start.defined()) pad_mask = positions < 0;
     at::Tensor q = foxeval::linear(h, a.q_proj);
-    at::Tensor k = cfg_.use_k_shift ? shift_linear(h, a.k_proj, a.k_shift_proj, ls ? &ls->k_shift : nullptr, pad_mask)
-                                    : foxeval::linear(h, a.k_proj);
-    at::Tensor v = cfg_.use_v_shift ? shift_linear(h, a.v_proj, a.v_shift_proj, ls ? &ls->v_shift : nullptr, pad_mask)
-                                    : foxeval::linear(h, a.v_proj);
+    at::Tensor k, v;
+    if (sl) {
+      k = cfg_.use_k_shift ? shift_linear_slot(h, a.k_proj, a.k_shift_proj, sl->k_shift) : foxeval::linear(h, a.k_proj);
+      v = cfg_.use_v_shift ? shift_linear_slot(h, a.v_proj, a.v_shift_proj, sl->v_shift) : foxeval::linear(h, a.v_proj);
+    } else {
+      k = cfg_.use_k_shift ? shift_linear(h, a.k_proj, a.k_shift_proj, ls ? &ls->k_shift : nullptr, pad_mask)
+                           : foxeval::linear(h, a.k_proj);
+      v = cfg_.use_v_shift ? shift_linear(h, a.v_proj, a.v_shift_proj, ls ? &ls->v_shift : nullptr, pad_mask)
+                           : foxeval::linear(h, a.v_proj);
+    }
     if (cfg_.qk_norm) {
       q = group_rms_norm(q, a.q_norm, H, 1e-5, q.scalar_type());  // the official GroupNorm default eps
       k = group_rms_norm(k, a.k_norm, H, 1e-5, k.scalar_type());
@@ -294,7 +408,18 @@ class ForgettingTransformer : public CausalLM {
     at::Tensor cum = at::cumsum(log_fgate(a, h).transpose(1, 2).contiguous(), -1);  // [B, H, T]
     AttentionArgs args;
     args.q = q.transpose(1, 2);
-    if (ls) {
+    if (sl) {  // one token per row, written at its own position of the fixed-capacity caches
+      at::Tensor prev = at::gather(sl->cum_log_fgate, 2, (step->write_at - 1).clamp_min(0).view({B, 1, 1}).expand({B, H, 1}));
+      cum = cum + prev * (step->write_at > 0).view({B, 1, 1});  // a row's first token starts c at 0
+      at::Tensor kv_rows = (step->slots->flat_kv + step->write_at.view({B, 1})).view(-1);
+      sl->keys.view({-1, D}).index_copy_(0, kv_rows, k.reshape({B * Hkv, D}));
+      sl->values.view({-1, D}).index_copy_(0, kv_rows, v.reshape({B * Hkv, D}));
+      sl->cum_log_fgate.view(-1).index_copy_(0, (step->slots->flat_h + step->write_at.view({B, 1})).view(-1), cum.view(-1));
+      args.k = sl->keys;
+      args.v = sl->values;
+      args.cum_log_fgate = sl->cum_log_fgate;
+      args.kv_len = step->kv_len;
+    } else if (ls) {
       if (ls->cum_log_fgate.length() > 0) cum = cum + ls->cum_log_fgate.last().unsqueeze(-1);
       args.k = ls->keys.append(k.transpose(1, 2), 2);
       args.v = ls->values.append(v.transpose(1, 2), 2);
@@ -308,9 +433,8 @@ class ForgettingTransformer : public CausalLM {
     args.seq_start = seq_start;
     args.scale = 1.0 / std::sqrt(static_cast<double>(D));
     if (cfg_.has_log_pruning_tolerance && cfg_.fgate_type != "none")
-      args.adaptive_threshold = pruning_threshold(a, args.q, args.k);
+      args.adaptive_threshold = pruning_threshold(a, args.q, args.k, args.kv_len);
     at::Tensor o = forgetting_attention(args).transpose(1, 2).reshape({B, T, H * D});
-    (void)offset;
 
     if (cfg_.use_output_norm) {
       if (cfg_.use_output_gate) {  // fused RMSNorm * sigmoid(gate), in fp32

@@ -81,11 +81,8 @@ nlohmann::json run_longbench(const RunSettings& s) {
     requests.push_back({set.prompts[i].ids, generation_length(s, set.config, set.prompts[i].task), {tok.eos_id()}});
 
   if (s.stop_after == 0) runner.interrupt();
-  GenerateUntilOptions options;
-  options.max_batch = s.max_batch;
-  options.max_batch_tokens = s.max_batch_tokens;
   int64_t finished = 0;
-  const GenerateStats stats = generate_until(*model, requests, options, [&](size_t k, const GenerationAnswer& answer) {
+  const GenerateStats stats = generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& answer) {
     const Prompt& p = set.prompts[todo[k]];
     const nlohmann::json& r = p.record.data;
     nlohmann::json record = {{"task", p.task},

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "models/model.h"
+#include "models/requests.h"
 #include "tasks/longbench/longbench_prompt_set.h"
 
 namespace foxeval::longbench {
@@ -21,8 +22,7 @@ struct RunSettings {
   int64_t num_shards = 1, shard_index = 0;
   int64_t max_new_tokens = 0;   // > 0: caps dataset2maxlen (for quick checks; recorded in the identity)
   int64_t stop_after = -1;      // >= 0: stop (as if interrupted) after this many records
-  int64_t max_batch = 16;       // generate_until's rows per batch
-  int64_t max_batch_tokens = 65536;
+  GenerateUntilOptions generation;  // the scheduler's batch, memory and CUDA-graph settings
 };
 
 // Runs (or resumes) and returns what the runner wrote: the result, or this shard's part. With one

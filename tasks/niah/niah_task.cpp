@@ -79,7 +79,6 @@ int64_t write_prompt_files(const NiahSpec& spec, const std::string& haystack_dir
 nlohmann::json run_sweep(const RunSettings& s) {
   const ResolvedSpec r = resolve_spec(s.spec);
   if (s.max_new_tokens < 1) throw Error(fmt::format("--max-new-tokens {} must be >= 1", s.max_new_tokens));
-  if (s.max_batch < 1) throw Error(fmt::format("--batch-size {} must be >= 1", s.max_batch));
   const std::vector<std::string> hay = haystack_files(s.haystack_dir);  // checked before the model loads
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
   PromptBuilder builder(tok, s.haystack_dir, r.mode.lengths, r.mode.needle, r.mode.retrieval_question, r.def);
@@ -116,59 +115,35 @@ nlohmann::json run_sweep(const RunSettings& s) {
   Runner runner(rs, "niah", identity, items);
   if (!s.pred_dir.empty()) fs::create_directories(s.pred_dir);
 
-  // Batches: the to-do cells of one length, split by rows and tokens (generate_until keeps each
-  // such batch whole, so a stop request is honoured between batches and no finished cell is lost).
-  std::vector<std::vector<size_t>> batches;
-  for (size_t i : runner.todo()) {
-    const bool same_length = !batches.empty() && cells[batches.back().front()].length == cells[i].length;
-    bool fits = false;
-    if (same_length) {
-      size_t longest = prompts[i].size();
-      for (size_t j : batches.back()) longest = std::max(longest, prompts[j].size());
-      const int64_t rows = static_cast<int64_t>(batches.back().size()) + 1;
-      fits = rows <= s.max_batch && rows * (static_cast<int64_t>(longest) + s.max_new_tokens) <= s.max_batch_tokens;
-    }
-    if (fits) batches.back().push_back(i);
-    else batches.push_back({i});
-  }
-
-  GenerateStats total;
+  // Every to-do cell goes to the scheduler at once (models/requests.h); each finished cell is
+  // journaled as it finishes, so a stop request loses nothing.
+  const std::vector<size_t>& todo = runner.todo();
+  std::vector<GenerationRequest> requests;
+  for (size_t i : todo) requests.push_back({prompts[i], s.max_new_tokens, {tok.eos_id()}});
+  if (s.stop_after == 0 || (!todo.empty() && runner.should_stop())) runner.interrupt();
   int64_t finished = 0, generated = 0;
-  for (const std::vector<size_t>& batch : batches) {
+  const GenerateStats total = generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& a) {
+    const size_t i = todo[k];
+    const Cell& c = cells[i];
+    const std::string prediction = python_strip(tok.decode(a.ids, true, true));
+    if (!s.pred_dir.empty()) {
+      // pred.py's layout: the prediction, then the empty sentinel that marks it whole.
+      const std::string stem = (fs::path(s.pred_dir) / cell_stem(r.def.file_prefix, c.length, c.depth)).string();
+      write_text_atomic(stem + ".txt", prediction);
+      write_text_atomic(stem + ".txt.done", "");
+    }
+    runner.finish(items[i].id,
+                  {{"length", c.length},
+                   {"depth", c.depth},
+                   {"prediction", prediction},
+                   {"prompt_tokens", prompts[i].size()},
+                   {"generated_tokens", a.ids.size()},
+                   {"stop", stop_reason_name(a.reason)}},
+                  static_cast<double>(prompts[i].size() + a.ids.size()));
+    ++finished;
+    generated += static_cast<int64_t>(a.ids.size());
     if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
-    std::vector<GenerationRequest> requests;
-    for (size_t i : batch) requests.push_back({prompts[i], s.max_new_tokens, {tok.eos_id()}});
-    GenerateUntilOptions o;
-    o.max_batch = s.max_batch;
-    o.max_batch_tokens = std::max<int64_t>(s.max_batch_tokens, static_cast<int64_t>(batch.size()) *
-                                                                    (static_cast<int64_t>(prompts[batch.front()].size()) + s.max_new_tokens));
-    o.prefill_chunk = s.prefill_chunk;
-    const GenerateStats st = generate_until(*model, requests, o, [&](size_t k, const GenerationAnswer& a) {
-      const size_t i = batch[k];
-      const Cell& c = cells[i];
-      const std::string prediction = python_strip(tok.decode(a.ids, true, true));
-      if (!s.pred_dir.empty()) {
-        // pred.py's layout: the prediction, then the empty sentinel that marks it whole.
-        const std::string stem = (fs::path(s.pred_dir) / cell_stem(r.def.file_prefix, c.length, c.depth)).string();
-        write_text_atomic(stem + ".txt", prediction);
-        write_text_atomic(stem + ".txt.done", "");
-      }
-      runner.finish(items[i].id,
-                    {{"length", c.length},
-                     {"depth", c.depth},
-                     {"prediction", prediction},
-                     {"prompt_tokens", prompts[i].size()},
-                     {"generated_tokens", a.ids.size()},
-                     {"stop", stop_reason_name(a.reason)}},
-                    static_cast<double>(prompts[i].size() + a.ids.size()));
-      ++finished;
-      generated += static_cast<int64_t>(a.ids.size());
-    });
-    total.prefill_seconds += st.prefill_seconds;
-    total.decode_seconds += st.decode_seconds;
-    total.prompt_tokens += st.prompt_tokens;
-    total.decode_steps += st.decode_steps;
-  }
+  });
 
   nlohmann::json run_stats = {{"cells", finished},
                               {"prompt_tokens", total.prompt_tokens},

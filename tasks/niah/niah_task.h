@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/model.h"
+#include "models/requests.h"
 #include "tasks/niah/niah_prompts.h"
 
 namespace foxeval::niah {
@@ -37,10 +38,8 @@ struct RunSettings {
   std::string model_dir, haystack_dir, out_path;
   std::string pred_dir;  // also write the official pred.py layout here when not empty
   int64_t max_new_tokens = 1024;
-  int64_t max_batch = 16;              // rows per batch (cells of one length)
-  int64_t max_batch_tokens = 131072;   // rows x (longest prompt + max_new_tokens) per batch (3 rows at 32k)
-  int64_t prefill_chunk = 4096;
-  int64_t stop_after = -1;             // stop (resumably) after the batch that finishes the N-th cell
+  GenerateUntilOptions generation;      // the scheduler's batch, memory and CUDA-graph settings
+  int64_t stop_after = -1;             // stop (resumably) after the N-th cell finishes
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
   RunOptions run;
