@@ -216,6 +216,7 @@ CommandRegistrar bench_decode_command([](CLI::App& root) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--seed", a->seed, "seed of the random prompt ids");
   sub->add_option("--device", a->run.device, "cpu or cuda[:N]");
+  add_pruning_option(sub, a->run);
   sub->add_option("--dtype", a->run.dtype, "float32 or bfloat16")->check(CLI::IsMember({"float32", "bfloat16"}));
   sub->add_option("--out", a->out, "JSON output path (default results/bench/decode-<gpu>.json)");
   sub->callback([a] { run_bench_decode(*a); });

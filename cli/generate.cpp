@@ -103,6 +103,7 @@ CommandRegistrar generate_command([](CLI::App& root) {
   cmd->add_option("--batch-size", a->batch_size, "prompts per batch (left padded)")->check(CLI::PositiveNumber);
   cmd->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward")->check(CLI::PositiveNumber);
   cmd->add_option("--device", a->run.device, "cpu or cuda[:N]");
+  add_pruning_option(cmd, a->run);
   cmd->add_option("--dtype", a->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
   cmd->callback([a] { run_generate(*a); });

@@ -82,6 +82,7 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   run->add_option("--max-length", s->max_length, "HFLM max_length: longer requests keep their end (default 16384)");
   run->add_option("--log-samples", s->log_samples_path, "write per-document details (JSON lines) here");
   run->add_option("--device", s->run.device, "cpu or cuda[:N]");
+  add_pruning_option(run, s->run);
   run->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
   run->add_flag("--resume", s->resume, "continue an interrupted run from its journal");

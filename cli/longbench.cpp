@@ -64,7 +64,8 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     cmd->add_option("--out", s->out_dir, "folder: run.json, {task}.jsonl + .done, result.json")->required();
     cmd->add_option("--limit", s->prompts.limit, "first N records of each task");
     cmd->add_option("--device", s->run.device, "cpu or cuda[:N]");
-    cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
+    add_pruning_option(cmd, s->run);
+  cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
         ->check(CLI::IsMember({"float32", "bfloat16"}));
     cmd->add_option("--max-new-tokens", s->max_new_tokens, "cap every task's generation length (quick checks)");
     add_generation_options(cmd, s->generation);

@@ -41,6 +41,7 @@ CommandRegistrar loss_command([](CLI::App& root) {
   cmd->add_option("--bos-id", s->bos_id, "token prepended to each window (default 50256)");
   cmd->add_option("--batch-size", s->batch_size, "windows per forward pass");
   cmd->add_option("--device", s->run.device, "cpu or cuda[:N]");
+  add_pruning_option(cmd, s->run);
   cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
   cmd->add_option("--num-shards", shards->first, "split documents over N shards (default: from the launcher)");

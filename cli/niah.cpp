@@ -79,6 +79,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
   run->add_option("--pred-dir", rs->pred_dir, "also write pred.py's layout: Huggingface_len_L_depth_D.txt + .txt.done");
   add_generation_options(run, rs->generation);
   run->add_option("--device", rs->run.device, "cpu or cuda[:N]");
+  add_pruning_option(run, rs->run);
   run->add_option("--dtype", rs->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
   run->add_option("--num-shards", shards->first, "split the cells over N shards (default: from the launcher)");

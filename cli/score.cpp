@@ -138,6 +138,7 @@ CommandRegistrar score_command([](CLI::App& root) {
   cmd->add_option("--max-batch-tokens", a->max_batch_tokens, "padded tokens per forward when --batch-size is 0")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--device", a->run.device, "cpu or cuda[:N]");
+  add_pruning_option(cmd, a->run);
   cmd->add_option("--dtype", a->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
   cmd->callback([a] { run_score(*a); });

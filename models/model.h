@@ -18,6 +18,9 @@ namespace foxeval {
 struct RunOptions {
   std::string device = "cpu";  // "cpu" or "cuda" (or "cuda:N")
   std::string dtype = "float32";  // "float32" or "bfloat16"
+  // FoX's adaptive computation pruning: "" = the checkpoint's config (log_pruning_tolerance, as
+  // the official model), "none" = off, else a number (natural log of the tolerated softmax mass).
+  std::string log_pruning_tolerance;
 };
 
 // What `foxeval info` prints and result files record about a model.
@@ -60,6 +63,14 @@ class SlotState {
   // Marks row `slot` empty, so an idle row costs as little as it can in later steps.
   virtual void clear(int64_t slot) { (void)slot; }
 };
+
+// The model's pruning tolerance when adaptive computation pruning is on (ModelInfo::settings'
+// log_pruning_tolerance), else empty: what a task adds to its result's identity.
+inline std::string pruning_setting(const ModelInfo& info) {
+  for (const auto& kv : info.settings)
+    if (kv.first == "log_pruning_tolerance") return kv.second;
+  return "";
+}
 
 class CausalLM {
  public:

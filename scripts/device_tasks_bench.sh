@@ -33,8 +33,8 @@ timed() {  # name, command...: wall time and peak GPU memory of one stage
 for stage in "$@"; do
   case "$stage" in
     niah) timed niah "$fox" niah run "${common[@]}" --haystack "$here/.devdata/PaulGrahamEssays" --mode standard \
-            --max-batch-tokens 270000 --out "$state/niah-760m.json" --resume && cp "$state/niah-760m.json" "$out/" ;;
-    niah-batch1)  # the official design: one cell at a time (batch 1), a few cells per length, to extrapolate
+            --out "$state/niah-760m.json" --resume && cp "$state/niah-760m.json" "$out/" ;;
+    niah-batch1)  # one cell at a time (one decoding slot), a few cells per length, to extrapolate
       timed niah-batch1 "$fox" niah run "${common[@]}" --haystack "$here/.devdata/PaulGrahamEssays" --mode standard \
             --lengths 1000,16500,32000 --depths 50 --batch-size 1 --out "$state/niah-batch1.json" --resume &&
         cp "$state/niah-batch1.json" "$out/" ;;

@@ -33,7 +33,7 @@ namespace {
 nlohmann::json identity(const LossSettings& s, const CausalLM& model, const TokenRows& rows, int64_t seq_len,
                         int64_t num_windows) {
   const ModelInfo& info = model.info();
-  return {{"model", model_identity_path(s.model_dir)},
+  nlohmann::json id = {{"model", model_identity_path(s.model_dir)},
           {"model_type", info.model_type},
           {"num_parameters", info.num_parameters},
           {"data", rows.describe()},
@@ -45,6 +45,8 @@ nlohmann::json identity(const LossSettings& s, const CausalLM& model, const Toke
           {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"},
           {"batch_size", s.batch_size},
           {"num_shards", s.num_shards}};
+  if (!pruning_setting(info).empty()) id["log_pruning_tolerance"] = pruning_setting(info);
+  return id;
 }
 
 std::string state_path(const LossSettings& s) { return s.out_path + ".state.json"; }

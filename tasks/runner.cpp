@@ -257,6 +257,24 @@ std::optional<size_t> Runner::claim() {
   return claim_order_[static_cast<size_t>(k)];
 }
 
+std::vector<size_t> Runner::claim_batch(size_t n) {
+  if (n == 0) throw Error("internal: claim_batch(0)");
+  std::vector<size_t> out;
+  if (!dist_) {
+    claimed_ = true;
+    while (out.size() < n && next_todo_ < todo_.size()) out.push_back(todo_[next_todo_++]);
+    return out;
+  }
+  if (!claimed_)
+    progress_ = Progress(fmt::format("{} rank {} (of all ranks' items)", task_, dist_->rank()),
+                         static_cast<int64_t>(claim_order_.size()), settings_.progress_unit);
+  claimed_ = true;
+  const int64_t end = dist_->add(scope_ + "/claim", static_cast<int64_t>(n));
+  for (int64_t k = end - static_cast<int64_t>(n); k < end && k < static_cast<int64_t>(claim_order_.size()); ++k)
+    out.push_back(claim_order_[static_cast<size_t>(k)]);
+  return out;
+}
+
 Runner::~Runner() {
   if (journal_) std::fclose(journal_);
 }

@@ -72,6 +72,10 @@ class Runner {
   // first, so ranks take work as they free up; in one process it walks todo(). Use either todo()
   // or claim() in a run, not both.
   std::optional<size_t> claim();
+  // Up to n items at once (one step of the shared counter), consecutive in that longest-first
+  // order, so items of similar cost stay together in one batch (e.g. the NIAH cells of one
+  // length). Empty once every item has been handed out.
+  std::vector<size_t> claim_batch(size_t n);
   bool done(const std::string& id) const { return records_.count(id) > 0; }
 
   // Records a finished item: appended to the journal and flushed before returning.

@@ -103,12 +103,16 @@ struct SlotStep {
   FoxSlots* slots;
   at::Tensor write_at;  // [S] = min(len, C - 1)
   at::Tensor kv_len;    // [S] = min(len + 1, C)
+  // Flat element indices, the same for every layer: each row's new key in [S * Hkv * C, D], its
+  // new c and its previous c in [S * H * C].
+  at::Tensor kv_rows, c_rows, prev_c;
 };
 
 class ForgettingTransformer : public CausalLM {
  public:
   ForgettingTransformer(Checkpoint& ckpt, const RunOptions& options, FoxConfig config)
       : cfg_(std::move(config)), options_(options), loader_(make_loader(ckpt, options)) {
+    apply_pruning_option(options.log_pruning_tolerance);
     load_weights();
     fill_info(ckpt);
   }
@@ -156,7 +160,10 @@ class ForgettingTransformer : public CausalLM {
     if (!slots) throw Error("FoX model: decoding slots from another family");
     const int64_t S = slots->S;
     if (ids.dim() != 1 || ids.size(0) != S) throw Error(fmt::format("FoX model: decode_slots takes [{}] ids", S));
-    SlotStep step{slots, slots->len.clamp_max(slots->C - 1), (slots->len + 1).clamp_max(slots->C)};
+    SlotStep step{slots, slots->len.clamp_max(slots->C - 1), (slots->len + 1).clamp_max(slots->C), {}, {}, {}};
+    step.kv_rows = (slots->flat_kv + step.write_at.view({S, 1})).view(-1);
+    step.c_rows = (slots->flat_h + step.write_at.view({S, 1})).view(-1);
+    step.prev_c = (slots->flat_h + (step.write_at - 1).clamp_min(0).view({S, 1})).view(-1);
     at::Tensor x = at::embedding(embeddings_, ids.view({S, 1}));
     at::Tensor h = blocks(x, slots->len.view({S, 1}), at::Tensor(), nullptr, &step);
     slots->len.copy_(step.kv_len);
@@ -184,6 +191,25 @@ class ForgettingTransformer : public CausalLM {
   }
 
  private:
+  void apply_pruning_option(const std::string& value) {
+    if (value.empty()) return;  // the checkpoint's own setting
+    if (value == "none") {
+      cfg_.has_log_pruning_tolerance = false;
+      return;
+    }
+    size_t used = 0;
+    double t = 0;
+    try {
+      t = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != value.size() || !std::isfinite(t))
+      throw Error(fmt::format("--log-pruning-tolerance {}: not a number or \"none\"", value));
+    cfg_.has_log_pruning_tolerance = true;
+    cfg_.log_pruning_tolerance = t;
+  }
+
   // The block stack on the fp32 residual stream x, with a decoding state, decoding slots or neither.
   // Each residual add is fused with the next norm (one kernel on CUDA, torch ops elsewhere).
   at::Tensor blocks(at::Tensor& x, const at::Tensor& positions, const at::Tensor& seq_start, FoxState* state,
@@ -369,10 +395,16 @@ class ForgettingTransformer : public CausalLM {
 
   // k or v with the token shift, its state in a slot buffer (updated in place: fixed addresses).
   at::Tensor shift_linear_slot(const at::Tensor& h, const at::Tensor& proj, const at::Tensor& shift_proj, at::Tensor& buffer) {
-    at::Tensor state = buffer;
-    at::Tensor out = shift_linear(h, proj, shift_proj, &state, at::Tensor());
-    buffer.copy_(state);
-    return out;
+    at::Tensor out = foxeval::linear(h, proj);  // [S, 1, kv]
+    at::Tensor mixed = out.is_cuda() ? fused_token_shift(out, foxeval::linear(h, shift_proj), buffer, at::Tensor()) : at::Tensor();
+    if (!mixed.defined()) {
+      at::Tensor state = buffer;
+      mixed = shift_linear(h, proj, shift_proj, &state, at::Tensor());
+      buffer.copy_(state);
+      return mixed;
+    }
+    buffer.copy_(out.select(1, 0));
+    return mixed;
   }
 
   at::Tensor attention(const AttentionWeights& a, const at::Tensor& h, const at::Tensor& positions,
@@ -405,16 +437,16 @@ class ForgettingTransformer : public CausalLM {
     }
     // c_t = cumulative log forget gate, continued from the cache: fp32 throughout.
     // Scan along the last dim: a cumsum over dim 1 of [B, T, H] runs H-wide on the GPU (6 ms at 16k).
-    at::Tensor cum = at::cumsum(log_fgate(a, h).transpose(1, 2).contiguous(), -1);  // [B, H, T]
+    at::Tensor cum = T == 1 ? log_fgate(a, h).reshape({B, H, 1})  // [B, 1, H] is [B, H, 1] in memory
+                            : at::cumsum(log_fgate(a, h).transpose(1, 2).contiguous(), -1);  // [B, H, T]
     AttentionArgs args;
     args.q = q.transpose(1, 2);
     if (sl) {  // one token per row, written at its own position of the fixed-capacity caches
-      at::Tensor prev = at::gather(sl->cum_log_fgate, 2, (step->write_at - 1).clamp_min(0).view({B, 1, 1}).expand({B, H, 1}));
-      cum = cum + prev * (step->write_at > 0).view({B, 1, 1});  // a row's first token starts c at 0
-      at::Tensor kv_rows = (step->slots->flat_kv + step->write_at.view({B, 1})).view(-1);
-      sl->keys.view({-1, D}).index_copy_(0, kv_rows, k.reshape({B * Hkv, D}));
-      sl->values.view({-1, D}).index_copy_(0, kv_rows, v.reshape({B * Hkv, D}));
-      sl->cum_log_fgate.view(-1).index_copy_(0, (step->slots->flat_h + step->write_at.view({B, 1})).view(-1), cum.view(-1));
+      // c continues from the row's last key (an empty row, only ever idle, reads its first entry).
+      cum = cum + sl->cum_log_fgate.view(-1).index_select(0, step->prev_c).view({B, H, 1});
+      sl->keys.view({-1, D}).index_copy_(0, step->kv_rows, k.reshape({B * Hkv, D}));
+      sl->values.view({-1, D}).index_copy_(0, step->kv_rows, v.reshape({B * Hkv, D}));
+      sl->cum_log_fgate.view(-1).index_copy_(0, step->c_rows, cum.view(-1));
       args.k = sl->keys;
       args.v = sl->values;
       args.cum_log_fgate = sl->cum_log_fgate;

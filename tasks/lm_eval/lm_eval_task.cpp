@@ -117,7 +117,7 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
                            {"docs_total", t.total},
                            {"docs_evaluated", t.docs.size()}};
   }
-  return {{"model", model_identity_path(s.model_dir)},
+  nlohmann::json id = {{"model", model_identity_path(s.model_dir)},
           {"model_type", info.model_type},
           {"num_parameters", info.num_parameters},
           {"tasks", names},
@@ -131,6 +131,8 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
           {"batch_size", s.batch_size},
           {"max_batch_tokens", s.max_batch_tokens},
           {"num_shards", s.num_shards}};
+  if (!pruning_setting(info).empty()) id["log_pruning_tolerance"] = pruning_setting(info);
+  return id;
 }
 
 // --log-samples: one line per document, lm-eval's sample fields where they apply. Written to a

@@ -91,7 +91,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
   }
   std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
   const ModelInfo& info = model->info();
-  const nlohmann::json identity = {
+  nlohmann::json identity = {
       {"model", model_identity_path(s.model_dir)},
       {"model_type", info.model_type},
       {"num_parameters", info.num_parameters},
@@ -105,6 +105,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
       {"max_new_tokens", s.max_new_tokens},
       {"dtype", s.run.dtype},
       {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
+  if (!pruning_setting(info).empty()) identity["log_pruning_tolerance"] = pruning_setting(info);
 
   RunnerSettings rs;
   rs.out_path = s.out_path;
@@ -115,35 +116,47 @@ nlohmann::json run_sweep(const RunSettings& s) {
   Runner runner(rs, "niah", identity, items);
   if (!s.pred_dir.empty()) fs::create_directories(s.pred_dir);
 
-  // Every to-do cell goes to the scheduler at once (models/requests.h); each finished cell is
-  // journaled as it finishes, so a stop request loses nothing.
-  const std::vector<size_t>& todo = runner.todo();
-  std::vector<GenerationRequest> requests;
-  for (size_t i : todo) requests.push_back({prompts[i], s.max_new_tokens, {tok.eos_id()}});
-  if (s.stop_after == 0 || (!todo.empty() && runner.should_stop())) runner.interrupt();
+  // Work is handed out a length at a time (Runner::claim_batch: in a distributed run from the
+  // shared counter, longest first, so no GPU idles while another works through the 32k cells);
+  // the cells of a length go to the scheduler together (models/requests.h). A cell's answer
+  // depends only on its prompt and its bucket's slot count, never on the rank that ran it.
+  // Each finished cell is journaled as it finishes, so a stop request loses nothing.
+  const size_t per_length = std::max<size_t>(1, r.mode.depths.size());
+  if (s.stop_after == 0 || (!runner.todo().empty() && runner.should_stop())) runner.interrupt();
   int64_t finished = 0, generated = 0;
-  const GenerateStats total = generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& a) {
-    const size_t i = todo[k];
-    const Cell& c = cells[i];
-    const std::string prediction = python_strip(tok.decode(a.ids, true, true));
-    if (!s.pred_dir.empty()) {
-      // pred.py's layout: the prediction, then the empty sentinel that marks it whole.
-      const std::string stem = (fs::path(s.pred_dir) / cell_stem(r.def.file_prefix, c.length, c.depth)).string();
-      write_text_atomic(stem + ".txt", prediction);
-      write_text_atomic(stem + ".txt.done", "");
-    }
-    runner.finish(items[i].id,
-                  {{"length", c.length},
-                   {"depth", c.depth},
-                   {"prediction", prediction},
-                   {"prompt_tokens", prompts[i].size()},
-                   {"generated_tokens", a.ids.size()},
-                   {"stop", stop_reason_name(a.reason)}},
-                  static_cast<double>(prompts[i].size() + a.ids.size()));
-    ++finished;
-    generated += static_cast<int64_t>(a.ids.size());
-    if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
-  });
+  GenerateStats total;
+  for (;;) {
+    const std::vector<size_t> batch = runner.claim_batch(per_length);
+    if (batch.empty()) break;
+    std::vector<GenerationRequest> requests;
+    for (size_t i : batch) requests.push_back({prompts[i], s.max_new_tokens, {tok.eos_id()}});
+    const GenerateStats st = generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& a) {
+      const size_t i = batch[k];
+      const Cell& c = cells[i];
+      const std::string prediction = python_strip(tok.decode(a.ids, true, true));
+      if (!s.pred_dir.empty()) {
+        // pred.py's layout: the prediction, then the empty sentinel that marks it whole.
+        const std::string stem = (fs::path(s.pred_dir) / cell_stem(r.def.file_prefix, c.length, c.depth)).string();
+        write_text_atomic(stem + ".txt", prediction);
+        write_text_atomic(stem + ".txt.done", "");
+      }
+      runner.finish(items[i].id,
+                    {{"length", c.length},
+                     {"depth", c.depth},
+                     {"prediction", prediction},
+                     {"prompt_tokens", prompts[i].size()},
+                     {"generated_tokens", a.ids.size()},
+                     {"stop", stop_reason_name(a.reason)}},
+                    static_cast<double>(prompts[i].size() + a.ids.size()));
+      ++finished;
+      generated += static_cast<int64_t>(a.ids.size());
+      if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
+    });
+    total.prefill_seconds += st.prefill_seconds;
+    total.decode_seconds += st.decode_seconds;
+    total.prompt_tokens += st.prompt_tokens;
+    total.decode_steps += st.decode_steps;
+  }
 
   nlohmann::json run_stats = {{"cells", finished},
                               {"prompt_tokens", total.prompt_tokens},

@@ -1,0 +1,26 @@
+// --log-pruning-tolerance (RunOptions::log_pruning_tolerance): the checkpoint's setting by
+// default, overridden by a number, turned off by "none", a clear error otherwise; what a task
+// records in its identity (pruning_setting). Its effect on the numbers is a GPU measurement
+// (results/bench/): the exact CPU path never prunes.
+#include <doctest/doctest.h>
+
+#include "models/registry.h"
+#include "tests/test_support.h"
+
+using namespace foxeval;
+
+TEST_CASE("pruning option: checkpoint default, override, none, and bad values") {
+  const std::string dir = test::source_path("tests/fixtures/official/fox_pro");  // log_pruning_tolerance: null
+  auto plain = load_model(dir, RunOptions{"cpu", "float32", ""});
+  CHECK(pruning_setting(plain->info()).empty());
+  auto on = load_model(dir, RunOptions{"cpu", "float32", "-10"});
+  CHECK(pruning_setting(on->info()) == "-10");
+  auto off = load_model(dir, RunOptions{"cpu", "float32", "none"});
+  CHECK(pruning_setting(off->info()).empty());
+  CHECK_THROWS_WITH(load_model(dir, RunOptions{"cpu", "float32", "-1x"}),
+                    doctest::Contains("--log-pruning-tolerance -1x: not a number"));
+  CHECK_THROWS_WITH(load_model(dir, RunOptions{"cpu", "float32", "nan"}), doctest::Contains("not a number"));
+  // The exact CPU path never prunes: same hidden states with and without.
+  at::Tensor ids = at::arange(1, 40, at::kLong).view({1, -1});
+  CHECK(at::equal(on->forward(ids, nullptr), plain->forward(ids, nullptr)));
+}
