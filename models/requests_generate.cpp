@@ -179,11 +179,13 @@ class Scheduler {
     };
     try {
       for (;;) {
-        // Fill free slots: prefill up to ~prefill_per_look prompt tokens, then decode a while.
+        // Fill free slots: while at least half the slots decode, prefill only ~prefill_per_look
+        // prompt tokens before the next decode run (the running rows are not starved); with fewer
+        // running, fill on (idle slots waste every decode step).
         int64_t prefilled = 0;
         for (int64_t s = 0; s < S && !queue.empty(); ++s) {
           if (rows[s]) continue;
-          if (prefilled > 0 && prefilled >= opt_.prefill_per_look && any_active(rows)) break;
+          if (prefilled >= opt_.prefill_per_look && 2 * active_count(rows) >= S) break;
           const size_t i = queue.front();
           prefilled += static_cast<int64_t>(requests_[i].prompt.size());
           auto [state, first] = prefill(requests_[i].prompt);
@@ -228,6 +230,9 @@ class Scheduler {
     }
   }
 
+  static int64_t active_count(const std::vector<std::optional<Active>>& rows) {
+    return std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.has_value(); });
+  }
   static bool any_active(const std::vector<std::optional<Active>>& rows) {
     return std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.has_value(); });
   }
