@@ -50,12 +50,6 @@ std::vector<int64_t> parse_list(const std::string& s, const char* flag) {
   return v;
 }
 
-std::string setting(const ModelInfo& info, const std::string& key) {
-  for (const auto& kv : info.settings)
-    if (kv.first == key) return kv.second;
-  return "";
-}
-
 std::string slug(const std::string& name) {
   std::string s;
   for (char c : name) {

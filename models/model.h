@@ -64,14 +64,6 @@ class SlotState {
   virtual void clear(int64_t slot) { (void)slot; }
 };
 
-// The model's pruning tolerance when adaptive computation pruning is on (ModelInfo::settings'
-// log_pruning_tolerance), else empty: what a task adds to its result's identity.
-inline std::string pruning_setting(const ModelInfo& info) {
-  for (const auto& kv : info.settings)
-    if (kv.first == "log_pruning_tolerance") return kv.second;
-  return "";
-}
-
 class CausalLM {
  public:
   virtual ~CausalLM() = default;
@@ -93,6 +85,7 @@ class CausalLM {
 
   // Decoding slots (see SlotState); nullptr when the family has none (generation then runs
   // batches through new_state/forward).
+  virtual bool has_slots() const { return false; }
   virtual std::unique_ptr<SlotState> new_slots(int64_t slots, int64_t capacity) {
     (void)slots, (void)capacity;
     return nullptr;

@@ -88,6 +88,7 @@ class RecurrentLM : public CausalLM {
         [&](const at::Tensor& part, RecurrentState* st) { return forward_segment(part, st); });
   }
 
+  bool has_slots() const override { return true; }
   std::unique_ptr<SlotState> new_slots(int64_t slots, int64_t capacity) override;
   at::Tensor decode_slots(const at::Tensor& ids, SlotState& slots) override;
   int64_t slot_bytes(int64_t capacity) const override;

@@ -62,7 +62,6 @@ struct GenerateUntilOptions {
   int64_t steps_per_look = 16;     // decode steps between two looks of the host at the tokens
   double gpu_memory_fraction = 0.9;  // of the GPU's memory, for weights + slots + activations
   bool cuda_graphs = true;         // capture the decode step in a CUDA graph (GPU)
-  bool use_slots = true;           // false: the older padded batches through generate() (A/B)
 };
 
 // Greedy generation for every request through the scheduler of models/requests_generate.cpp

@@ -299,7 +299,7 @@ GenerateStats generate_until(CausalLM& model, const std::vector<GenerationReques
         throw Error(fmt::format("generate: request {} holds id {}, outside the model's vocabulary [0, {})", i, id, vocab));
   }
   if (requests.empty()) return {};
-  if (!options.use_slots || !model.new_slots(1, 1)) return generate_batched(model, requests, options, on_done);
+  if (!model.has_slots()) return generate_batched(model, requests, options, on_done);
   return Scheduler(model, requests, options, on_done).run();
 }
 

@@ -33,10 +33,7 @@ namespace {
 nlohmann::json identity(const LossSettings& s, const CausalLM& model, const TokenRows& rows, int64_t seq_len,
                         int64_t num_windows) {
   const ModelInfo& info = model.info();
-  nlohmann::json id = {{"model", model_identity_path(s.model_dir)},
-          {"model_type", info.model_type},
-          {"num_parameters", info.num_parameters},
-          {"data", rows.describe()},
+  nlohmann::json id = {{"data", rows.describe()},
           {"seq_len", seq_len},
           {"max_tokens", s.max_tokens},
           {"num_windows", num_windows},
@@ -45,7 +42,7 @@ nlohmann::json identity(const LossSettings& s, const CausalLM& model, const Toke
           {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"},
           {"batch_size", s.batch_size},
           {"num_shards", s.num_shards}};
-  if (!pruning_setting(info).empty()) id["log_pruning_tolerance"] = pruning_setting(info);
+  id.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
   return id;
 }
 

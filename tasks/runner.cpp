@@ -257,6 +257,15 @@ std::optional<size_t> Runner::claim() {
   return claim_order_[static_cast<size_t>(k)];
 }
 
+nlohmann::json model_identity(const std::string& model_dir, const ModelInfo& info) {
+  nlohmann::json id = {{"model", model_identity_path(model_dir)},
+                       {"model_type", info.model_type},
+                       {"num_parameters", info.num_parameters}};
+  for (const auto& [key, value] : info.settings)
+    if (key == "log_pruning_tolerance") id["log_pruning_tolerance"] = value;
+  return id;
+}
+
 std::vector<size_t> Runner::claim_batch(size_t n) {
   if (n == 0) throw Error("internal: claim_batch(0)");
   std::vector<size_t> out;

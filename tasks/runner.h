@@ -26,6 +26,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "models/model.h"
 #include "tasks/progress.h"
 #include "tasks/stop_signals.h"
 
@@ -52,6 +53,11 @@ using ResultBuilder = std::function<nlohmann::json(const nlohmann::json& identit
 struct RunInterrupted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// The model part of every task's identity: where it came from (model_identity_path), its
+// model_type and parameter count, and the options that change its numbers (adaptive computation
+// pruning's tolerance, when on).
+nlohmann::json model_identity(const std::string& model_dir, const ModelInfo& info);
 
 class Runner {
  public:

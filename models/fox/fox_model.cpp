@@ -126,6 +126,7 @@ class ForgettingTransformer : public CausalLM {
     return std::make_unique<FoxState>(batch, start, cfg_.num_layers);
   }
 
+  bool has_slots() const override { return true; }
   std::unique_ptr<SlotState> new_slots(int64_t slots, int64_t capacity) override {
     if (slots < 1 || capacity < 1) throw Error(fmt::format("FoX slots: {} slots of {} tokens", slots, capacity));
     auto s = std::make_unique<FoxSlots>();
@@ -395,15 +396,17 @@ class ForgettingTransformer : public CausalLM {
 
   // k or v with the token shift, its state in a slot buffer (updated in place: fixed addresses).
   at::Tensor shift_linear_slot(const at::Tensor& h, const at::Tensor& proj, const at::Tensor& shift_proj, at::Tensor& buffer) {
-    at::Tensor out = foxeval::linear(h, proj);  // [S, 1, kv]
-    at::Tensor mixed = out.is_cuda() ? fused_token_shift(out, foxeval::linear(h, shift_proj), buffer, at::Tensor()) : at::Tensor();
-    if (!mixed.defined()) {
-      at::Tensor state = buffer;
-      mixed = shift_linear(h, proj, shift_proj, &state, at::Tensor());
-      buffer.copy_(state);
-      return mixed;
+    if (h.is_cuda()) {  // the fused kernel reads the state buffer and the new state is written in place
+      at::Tensor out = foxeval::linear(h, proj);  // [S, 1, kv]
+      at::Tensor mixed = fused_token_shift(out, foxeval::linear(h, shift_proj), buffer, at::Tensor());
+      if (mixed.defined()) {
+        buffer.copy_(out.select(1, 0));
+        return mixed;
+      }
     }
-    buffer.copy_(out.select(1, 0));
+    at::Tensor state = buffer;
+    at::Tensor mixed = shift_linear(h, proj, shift_proj, &state, at::Tensor());
+    buffer.copy_(state);
     return mixed;
   }
 

@@ -117,10 +117,7 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
                            {"docs_total", t.total},
                            {"docs_evaluated", t.docs.size()}};
   }
-  nlohmann::json id = {{"model", model_identity_path(s.model_dir)},
-          {"model_type", info.model_type},
-          {"num_parameters", info.num_parameters},
-          {"tasks", names},
+  nlohmann::json id = {{"tasks", names},
           {"data", data},
           {"limit", s.limit},
           {"max_length", s.max_length},
@@ -131,7 +128,7 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
           {"batch_size", s.batch_size},
           {"max_batch_tokens", s.max_batch_tokens},
           {"num_shards", s.num_shards}};
-  if (!pruning_setting(info).empty()) id["log_pruning_tolerance"] = pruning_setting(info);
+  id.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
   return id;
 }
 

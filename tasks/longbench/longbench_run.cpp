@@ -34,10 +34,7 @@ nlohmann::json identity(const RunSettings& s, const PromptSet& set, const Causal
     templates[t] = set.config.prompt.at(t);
   }
   const ModelInfo& info = model.info();
-  nlohmann::json id = {{"model", model_identity_path(s.model_dir)},
-          {"model_type", info.model_type},
-          {"num_parameters", info.num_parameters},
-          {"tokenizer", digest_paths({tok.vocab_path()})},  // what it is, not where: a moved checkout still resumes
+  nlohmann::json id = {{"tokenizer", digest_paths({tok.vocab_path()})},  // what it is, not where: a moved checkout still resumes
           {"data", digest_paths(set.data_files)},
           {"tasks", set.tasks},
           {"e", s.prompts.e},
@@ -48,7 +45,7 @@ nlohmann::json identity(const RunSettings& s, const PromptSet& set, const Causal
           {"prompt_templates", templates},
           {"dtype", s.run.dtype},
           {"device_type", c10::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
-  if (!pruning_setting(info).empty()) id["log_pruning_tolerance"] = pruning_setting(info);
+  id.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
   return id;
 }
 

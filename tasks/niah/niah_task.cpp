@@ -92,9 +92,6 @@ nlohmann::json run_sweep(const RunSettings& s) {
   std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
   const ModelInfo& info = model->info();
   nlohmann::json identity = {
-      {"model", model_identity_path(s.model_dir)},
-      {"model_type", info.model_type},
-      {"num_parameters", info.num_parameters},
       {"mode", r.mode.name},
       {"needle", r.mode.needle},
       {"retrieval_question", r.mode.retrieval_question},
@@ -105,7 +102,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
       {"max_new_tokens", s.max_new_tokens},
       {"dtype", s.run.dtype},
       {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
-  if (!pruning_setting(info).empty()) identity["log_pruning_tolerance"] = pruning_setting(info);
+  identity.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
 
   RunnerSettings rs;
   rs.out_path = s.out_path;
