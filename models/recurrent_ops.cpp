@@ -4,6 +4,8 @@
 #include <ATen/TensorOperators.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -192,6 +194,15 @@ at::Tensor zero_padding(const at::Tensor& x, const at::Tensor& real_mask) {
   return x.masked_fill(m.logical_not(), 0.0);
 }
 
+ScanImpl scan_impl(const at::Tensor& x, at::ScalarType compute) {
+  if (!x.is_cuda() || (compute != at::kBFloat16 && compute != at::kHalf)) return ScanImpl::kExact;
+  const char* env = std::getenv("FOXEVAL_RECURRENT_IMPL");
+  if (env && std::string(env) == "aten") return ScanImpl::kExact;
+  if (env && *env && std::string(env) != "kernel")
+    throw Error(fmt::format("FOXEVAL_RECURRENT_IMPL={}: expected \"aten\" or \"kernel\"", env));
+  return ScanImpl::kKernel;
+}
+
 at::Tensor round_to(const at::Tensor& x, at::ScalarType dtype) {
   if (dtype == at::kFloat) return x.to(at::kFloat);
   return x.to(dtype).to(at::kFloat);
@@ -215,7 +226,8 @@ at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool si
 }
 
 at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
-                                  double scale, at::Tensor& state, int64_t chunk) {
+                                  double scale, at::Tensor& state, ScanImpl impl, int64_t chunk) {
+  (void)impl;  // (the kernel branch: kernels/recurrent_gla.h)
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
   const bool scalar_gate = g.size(3) == 1;
   if (!state.defined()) state = at::zeros({B, H, K, V}, q.options());
@@ -257,7 +269,8 @@ at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, cons
 }
 
 at::Tensor delta_rule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
-                      double scale, at::Tensor& state, int64_t chunk) {
+                      double scale, at::Tensor& state, ScanImpl impl, int64_t chunk) {
+  (void)impl;  // (the kernel branch: kernels/recurrent_delta.h)
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
   if (!state.defined()) state = at::zeros({B, H, K, V}, q.options());
   if (T == 1) return delta_step(q, k, v, beta, scale, state);

@@ -133,20 +133,31 @@ at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at
 at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real_mask,
                           at::Tensor* state, at::ScalarType out_dtype);
 
+// How a chunked scan runs on the GPU. kExact: the fp32 ATen forms below (CPU, fp32 runs, and the
+// reference the kernels are tested against). kKernel: the fused CUDA kernels of kernels/recurrent_*
+// (products on tensor cores from bf16 operands with fp32 accumulation, fp32 states: the precision
+// class of the official Triton kernels, which read bf16), for bf16/fp16 runs on a GPU.
+enum class ScanImpl { kExact, kKernel };
+
+// kKernel when x is on a CUDA device, `compute` is bf16 or fp16 and the environment variable
+// FOXEVAL_RECURRENT_IMPL is not "aten" (set it to time or compare the exact form on a GPU).
+ScanImpl scan_impl(const at::Tensor& x, at::ScalarType compute);
+
 // Gated linear attention (GLA / HGRN2; Mamba-2's SSD with a scalar gate):
 //   S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T,   o_t = scale * S_t^T q_t
 // q, k [B, H, T, K]; v [B, H, T, V]; g [B, H, T, K] (a log decay per key dimension) or
 // [B, H, T, 1] (one per head and step); all fp32, g <= 0. `state` [B, H, K, V] fp32 is the
 // initial state (zeros when undefined) and is replaced by the final one. Returns fp32 [B, H, T, V].
 at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
-                                  double scale, at::Tensor& state, int64_t chunk = 64);
+                                  double scale, at::Tensor& state, ScanImpl impl = ScanImpl::kExact,
+                                  int64_t chunk = 64);
 
 // The delta rule (DeltaNet):
 //   S_t = S_{t-1} + beta_t k_t (v_t - S_{t-1}^T k_t)^T,   o_t = scale * S_t^T q_t
 // q, k [B, H, T, K]; v [B, H, T, V]; beta [B, H, T]; fp32. Chunked with the WY representation
 // (a unit-lower-triangular solve per chunk). `state` [B, H, K, V] as above.
 at::Tensor delta_rule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
-                      double scale, at::Tensor& state, int64_t chunk = 64);
+                      double scale, at::Tensor& state, ScanImpl impl = ScanImpl::kExact, int64_t chunk = 64);
 
 // Rounds x to `dtype` and back to fp32 (the bf16 rounding points of the official kernels;
 // a no-op for fp32).

@@ -129,7 +129,8 @@ class DeltaNetModel : public recurrent::RecurrentLM {
                                     : at::ones({B, T, H}, h.options().dtype(at::kFloat));
     at::Tensor delta_state;
     at::Tensor& st = slots ? (*slots)[kDeltaState] : delta_state;
-    at::Tensor o = recurrent::delta_rule(qh, kh, vh, beta.transpose(1, 2), 1.0 / std::sqrt(static_cast<double>(Dk)), st);
+    at::Tensor o = recurrent::delta_rule(qh, kh, vh, beta.transpose(1, 2), 1.0 / std::sqrt(static_cast<double>(Dk)), st,
+                                          recurrent::scan_impl(qh, cd));
     o = o.transpose(1, 2).to(cd);                          // [B, T, H, Dv], the kernel writes q's dtype
     o = foxeval::rms_norm(o, w.o_norm, cfg_.eps, cd).reshape({B, T, H * Dv});
     return foxeval::linear(o, w.o_proj);

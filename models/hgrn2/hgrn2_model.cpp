@@ -119,7 +119,7 @@ class Hgrn2Model : public recurrent::RecurrentLM {
     at::Tensor gla_state;
     at::Tensor& st = slots ? (*slots)[kGlaState] : gla_state;
     at::Tensor o = recurrent::gated_linear_attention(heads(q, K), heads(k, K), heads(i, V), heads(g, K),
-                                                     1.0 / std::sqrt(static_cast<double>(K)), st);
+                                                     1.0 / std::sqrt(static_cast<double>(K)), st, recurrent::scan_impl(q, cd));
     o = o.transpose(1, 2).reshape({B, T, H * V}).to(cd);  // chunk_gla writes v's dtype
     o = foxeval::rms_norm(o, w.g_norm, cfg_.eps, cd);
     return foxeval::linear(o, w.o_proj);

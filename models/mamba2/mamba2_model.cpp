@@ -144,7 +144,7 @@ class Mamba2Model : public recurrent::RecurrentLM {
     at::Tensor g = (dt * w.A).permute({0, 2, 1}).unsqueeze(-1);                                       // [B,H,T,1]
     at::Tensor ssm_state;
     at::Tensor& ssm = slots ? (*slots)[kSsmState] : ssm_state;
-    at::Tensor y = recurrent::gated_linear_attention(Cm, Bm, v, g, 1.0, ssm);  // [B,H,T,P]
+    at::Tensor y = recurrent::gated_linear_attention(Cm, Bm, v, g, 1.0, ssm, recurrent::scan_impl(v, cd));  // [B,H,T,P]
     y = (y.permute({0, 2, 1, 3}) + xs * w.D.view({H, 1})).reshape({B, T, E});
     // mamba_ssm RMSNormGated(norm_before_gate=False): RMSNorm(y * silu(z)) in fp32.
     at::Tensor gated = y * at::silu(z.to(at::kFloat));
