@@ -204,12 +204,15 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
   std::vector<size_t> open_items;
   for (size_t i : mine)
     if (!records_.count(items_[i].id)) open_items.push_back(i);
+  // claim() hands out the open items longest first, in one process as in a distributed run (there
+  // every rank computes the same list from the same journals and the counter indexes it): batches
+  // of consecutive claims hold items of similar cost (one capacity bucket of the scheduler, little
+  // padding), and the last items handed out are the cheapest, so the tail is short.
+  claim_order_ = open_items;
+  std::stable_sort(claim_order_.begin(), claim_order_.end(),
+                   [&](size_t a, size_t b) { return items_[a].cost > items_[b].cost; });
   if (dist_) {
-    // Every rank computes the same lists from the same journals: the counter indexes claim_order_,
-    // and todo() is this rank's longest-processing-time-first share of the open items.
-    claim_order_ = open_items;
-    std::stable_sort(claim_order_.begin(), claim_order_.end(),
-                     [&](size_t a, size_t b) { return items_[a].cost > items_[b].cost; });
+    // todo() is this rank's longest-processing-time-first share of the open items.
     std::vector<WorkItem> open;
     for (size_t i : open_items) open.push_back(items_[i]);
     for (size_t k : shard_items(open, dist_->world(), dist_->rank())) todo_.push_back(open_items[k]);
@@ -249,8 +252,8 @@ std::optional<size_t> Runner::claim() {
                          static_cast<int64_t>(claim_order_.size()), settings_.progress_unit);
   claimed_ = true;
   if (!dist_) {
-    if (next_todo_ >= todo_.size()) return std::nullopt;
-    return todo_[next_todo_++];
+    if (next_claim_ >= claim_order_.size()) return std::nullopt;
+    return claim_order_[next_claim_++];
   }
   const int64_t k = dist_->add(scope_ + "/claim", 1) - 1;
   if (k >= static_cast<int64_t>(claim_order_.size())) return std::nullopt;
@@ -271,7 +274,7 @@ std::vector<size_t> Runner::claim_batch(size_t n) {
   std::vector<size_t> out;
   if (!dist_) {
     claimed_ = true;
-    while (out.size() < n && next_todo_ < todo_.size()) out.push_back(todo_[next_todo_++]);
+    while (out.size() < n && next_claim_ < claim_order_.size()) out.push_back(claim_order_[next_claim_++]);
     return out;
   }
   if (!claimed_)

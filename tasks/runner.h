@@ -74,9 +74,10 @@ class Runner {
   const std::vector<size_t>& todo() const { return todo_; }
 
   // The next item to do, or none when every item has been handed out: work handed out as it is
-  // done. In a distributed run a shared counter in the store indexes the unfinished items, longest
-  // first, so ranks take work as they free up; in one process it walks todo(). Use either todo()
-  // or claim() in a run, not both.
+  // done, longest first (decreasing cost; ties in item order). In a distributed run a shared
+  // counter in the store indexes every rank's unfinished items, so ranks take work as they free
+  // up; in one process (or one static shard) it walks todo()'s items in that same order. Use
+  // either todo() or claim() in a run, not both.
   std::optional<size_t> claim();
   // Up to n items at once (one step of the shared counter), consecutive in that longest-first
   // order, so items of similar cost stay together in one batch (e.g. the NIAH cells of one
@@ -121,11 +122,12 @@ class Runner {
   double work_ = 0;
   std::unique_ptr<StopSignals> signals_;  // set last in the constructor: SIGINT/SIGTERM -> should_stop()
   // A distributed run (see claim()): the session, this run's key scope in the store, the
-  // unfinished items longest first, and the records this rank finished in this run.
+  // unfinished items longest first (also what claim() walks in one process), and the records this
+  // rank finished in this run.
   DistributedSession* dist_ = nullptr;
   std::string scope_;
   std::vector<size_t> claim_order_;
-  size_t next_todo_ = 0;
+  size_t next_claim_ = 0;  // one process: the next index into claim_order_
   bool claimed_ = false;  // claim() was used: complete() checks the counter ran out, not todo()
   std::map<std::string, nlohmann::json> mine_;
   std::vector<std::string> other_journals_;  // read at the start, removed with ours at the end

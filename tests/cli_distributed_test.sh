@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One command across processes (tasks/distributed.h): `niah run` under torchrun with 2 and 3 CPU
-# processes writes one result equal to the one-process run; a rank killed mid-run (the test hook
+# One command across processes (tasks/distributed.h): `loss` and `niah run` under torchrun with 2
+# and 3 CPU processes write one result equal to the one-process run, and so do `longbench run` (2)
+# and `lm-eval run` (2, 3), which take records / documents in batches from the shared counter; a rank killed mid-run (the test hook
 # FOXEVAL_TEST_DIE_AFTER) leaves resumable journals and --resume with another process count gives
 # the same result; without torchrun (srun/mpirun style: rank 0 hosts the store) a dead rank stops
 # the other within FOXEVAL_HEARTBEAT_TIMEOUT naming it; an unreachable store names its address.
@@ -67,6 +68,35 @@ trun 3 "${grid[@]}" --out "$tmp/k.json" >/dev/null 2>"$tmp/err"; rc=$?
 if trun 3 "${grid[@]}" --out "$tmp/k.json" --resume >/dev/null 2>"$tmp/err"; then ok; else bad "resume with 3 processes"; tail -20 "$tmp/err" >&2; fi
 grep -q "items already done" "$tmp/err" && [ -f "$tmp/k.json" ] && [ "$(core "$tmp/one.json")" = "$(core "$tmp/k.json")" ] \
   && [ "$(journals "$tmp/k.json")" -eq 0 ] && ok || bad "resumed with 3 processes: equal to one process, journals removed"
+
+# ---- longbench and lm-eval: records / documents taken in batches from the shared counter ----
+# Both ranks take batches (their progress lines count items), and the result equals the
+# one-process run bit for bit: the k-th batch holds the same items whichever rank takes it.
+worked() { grep -q "rank 0 (of all ranks' items)\] [1-9]" "$1" && grep -q "rank 1 (of all ranks' items)\] [1-9]" "$1"; }
+# 12 records, --batch-size 2: batches of 8 (4 x the slots) then 4, two slots decoding together.
+LB=(longbench run --model ../shared/fixtures/trained/fox_pro_tiny_pg --data tests/fixtures/longbench/data --tasks qasper,trec,lcc,samsum
+  --max-length 512 --max-new-tokens 4 --batch-size 2 --device cpu)
+"$FOXEVAL" "${LB[@]}" --out "$tmp/lb1" >/dev/null 2>"$tmp/err" && ok || { bad "longbench: one process"; cat "$tmp/err" >&2; }
+if trun 2 "${LB[@]}" --out "$tmp/lb2" >/dev/null 2>"$tmp/err"; then ok; else bad "longbench: torchrun 2"; tail -20 "$tmp/err" >&2; fi
+same_lb=1
+for f in qasper.jsonl trec.jsonl lcc.jsonl samsum.jsonl samsum.jsonl.done result.json; do cmp -s "$tmp/lb1/$f" "$tmp/lb2/$f" || same_lb=0; done
+[ $same_lb -eq 1 ] && [ -f "$tmp/lb2/run.json" ] && [ "$(core "$tmp/lb1/run.json")" = "$(core "$tmp/lb2/run.json")" ] \
+  && [ "$(journals "$tmp/lb2/run.json")" -eq 0 ] && ok || bad "longbench: 2 processes write the one-process run.json and official files, no journal left"
+worked "$tmp/err" && ok || bad "longbench: both ranks took records"
+
+# 11 tasks x 3 documents, --batch-size 2: batches of a few documents (8 forwards of 2 requests),
+# the wikitext documents (longest) first.
+LE=(lm-eval run --model ../shared/fixtures/trained/fox_pro_tiny_pg --data tests/fixtures/lm_eval/data --limit 3 --max-length 256
+  --tasks wikitext,lambada_openai,piqa,hellaswag,winogrande,arc_easy,arc_challenge,boolq,sciq,copa,openbookqa --batch-size 2 --device cpu)
+"$FOXEVAL" "${LE[@]}" --out "$tmp/le1.json" --log-samples "$tmp/le1.samples.jsonl" >/dev/null 2>"$tmp/err" && ok \
+  || { bad "lm-eval: one process"; cat "$tmp/err" >&2; }
+for n in 2 3; do
+  if trun $n "${LE[@]}" --out "$tmp/le$n.json" --log-samples "$tmp/le$n.samples.jsonl" >/dev/null 2>"$tmp/err"; then ok; else
+    bad "lm-eval: torchrun $n"; tail -20 "$tmp/err" >&2; fi
+  [ -f "$tmp/le$n.json" ] && [ "$(core "$tmp/le1.json")" = "$(core "$tmp/le$n.json")" ] && cmp -s "$tmp/le1.samples.jsonl" "$tmp/le$n.samples.jsonl" \
+    && [ "$(journals "$tmp/le$n.json")" -eq 0 ] && ok || bad "lm-eval: $n processes give the one-process result and --log-samples bit for bit"
+  worked "$tmp/err" && ok || bad "lm-eval: $n processes: ranks 0 and 1 took documents"
+done
 
 # srun/mpirun style (no torchrun agent: rank 0 hosts the store). Rank 1 dies after one item and
 # nobody kills rank 0: it must stop on the missing heartbeats, naming rank 1, and exit non-zero.

@@ -140,3 +140,48 @@ TEST_CASE("runner: digest_paths changes with a file's bytes and name, not with l
 }
 
 }  // namespace foxeval
+
+namespace foxeval {
+
+// Runner::claim / claim_batch in one process (the distributed counter is tested end to end by
+// tests/cli_distributed_test.sh): open items longest first, ties in item order, each once.
+TEST_CASE("claim_batch in one process hands out the open items longest first, each once, then nothing") {
+  TempDir dir("runner");
+  const std::vector<WorkItem> items = items_of(9);  // costs 1 3 5 2 4 1 3 5 2
+  const std::string out = (dir.path / "c.json").string();
+  Runner run({out, false, 1, 0}, "runner-test", {{"mode", "standard"}}, items);
+  std::vector<size_t> order;
+  for (std::vector<size_t> b = run.claim_batch(4); !b.empty(); b = run.claim_batch(4)) {
+    CHECK(b.size() == (order.size() < 8 ? 4u : 1u));
+    order.insert(order.end(), b.begin(), b.end());
+  }
+  CHECK(order == std::vector<size_t>{2, 7, 4, 1, 6, 3, 8, 0, 5});
+  CHECK(run.claim_batch(4).empty());
+  CHECK(!run.claim().has_value());
+  CHECK(error_of<Error>([&] { run.claim_batch(0); }).find("claim_batch(0)") != std::string::npos);
+  for (size_t i : order) run.finish(items[i].id, value_of(items[i].id));
+  // Finished in another order than item order: the result is still built in item order.
+  CHECK(without_header(run.complete(build_sum)) == without_header(run_all((dir.path / "todo.json").string())));
+}
+
+TEST_CASE("claim after a resume skips the journaled items; a static shard claims only its own") {
+  TempDir dir("runner");
+  const std::vector<WorkItem> items = items_of(9);
+  const std::string out = (dir.path / "r.json").string();
+  CHECK(!error_of<RunInterrupted>([&] { run_all(out, 1, 0, false, 3); }).empty());  // items 0, 1, 2 journaled
+  {
+    Runner run({out, true, 1, 0}, "runner-test", {{"mode", "standard"}}, items);
+    std::vector<size_t> order;
+    while (std::optional<size_t> i = run.claim()) order.push_back(*i);
+    CHECK(order == std::vector<size_t>{7, 4, 6, 3, 8, 5});
+  }
+  Runner shard({(dir.path / "s.json").string(), false, 3, 1}, "runner-test", {{"mode", "standard"}}, items);
+  std::vector<size_t> mine = shard_items(items, 3, 1), claimed;
+  for (std::vector<size_t> b = shard.claim_batch(2); !b.empty(); b = shard.claim_batch(2)) claimed.insert(claimed.end(), b.begin(), b.end());
+  CHECK(claimed.size() == mine.size());
+  for (size_t k = 1; k < claimed.size(); ++k) CHECK(items[claimed[k - 1]].cost >= items[claimed[k]].cost);
+  std::sort(claimed.begin(), claimed.end());
+  CHECK(claimed == mine);
+}
+
+}  // namespace foxeval

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -266,54 +267,85 @@ json run_lm_eval(const LmEvalSettings& s) {
   rs.progress_unit = "tok";
   Runner run(rs, "lm-eval", make_identity(s, *model, tasks), items);
 
-  // Every request of every document still to do, in one loglikelihood() call (it orders and
-  // batches them by length).
-  struct Pending {
-    size_t item;
-    std::vector<Answer> answers;
-    size_t remaining = 0;
-    double tokens = 0;
-  };
-  std::vector<Pending> pending;
-  std::vector<LoglikelihoodRequest> requests;
-  std::vector<std::pair<size_t, size_t>> request_slot;  // request -> (pending, answer index)
-  for (size_t i : run.todo()) {
-    const auto [t, d] = item_doc[i];
-    Pending p{i, {}, 0, 0};
-    std::vector<LoglikelihoodRequest> mine;
-    for (const TaskRequest& r : build_requests(tasks[t].config.output_type, tasks[t].config.target_delimiter,
-                                               tasks[t].docs[d])) {
-      if (r.kind == "loglikelihood_rolling") {
-        for (LoglikelihoodRequest& w : rolling_requests(tok, r.text, s.max_length)) mine.push_back(std::move(w));
-      } else {
-        mine.push_back(encode_pair(tok, r.context, r.continuation));
-      }
-    }
-    p.answers.resize(mine.size());
-    p.remaining = mine.size();
-    for (size_t k = 0; k < mine.size(); ++k) {
-      p.tokens += static_cast<double>(mine[k].context.size() + mine[k].continuation.size());
-      request_slot.emplace_back(pending.size(), k);
-      requests.push_back(std::move(mine[k]));
-    }
-    pending.push_back(std::move(p));
-  }
-
   LoglikelihoodOptions opt;
   opt.max_length = s.max_length;
   opt.batch_size = s.batch_size;
   opt.max_batch_tokens = s.max_batch_tokens;
+
+  // The requests of every document this run may hand out (all ranks' in a distributed run, this
+  // shard's with --num-shards) that no journal holds, tokenized once; a document's stay together.
+  std::vector<std::vector<LoglikelihoodRequest>> doc_requests(items.size());
+  std::vector<double> doc_tokens(items.size(), 0.0);
+  double open_docs = 0, open_requests = 0, open_tokens = 0;
+  for (size_t i : shard_items(items, s.num_shards, s.shard_index)) {
+    if (run.done(items[i].id)) continue;
+    const auto [t, d] = item_doc[i];
+    for (const TaskRequest& r : build_requests(tasks[t].config.output_type, tasks[t].config.target_delimiter, tasks[t].docs[d])) {
+      if (r.kind == "loglikelihood_rolling") {
+        for (LoglikelihoodRequest& w : rolling_requests(tok, r.text, s.max_length)) doc_requests[i].push_back(std::move(w));
+      } else {
+        doc_requests[i].push_back(encode_pair(tok, r.context, r.continuation));
+      }
+    }
+    for (const LoglikelihoodRequest& q : doc_requests[i])
+      doc_tokens[i] += static_cast<double>(q.context.size() + q.continuation.size());
+    open_docs += 1;
+    open_requests += static_cast<double>(doc_requests[i].size());
+    open_tokens += doc_tokens[i];
+  }
+
+  // Documents are handed out in batches of n (Runner::claim_batch: longest first by the bytes of
+  // their requests; in a distributed run from the shared counter in the store, so no GPU idles
+  // while another works through a long tail). All requests of a batch's documents go to one
+  // loglikelihood() call, which orders them by length and cuts them into forwards; a document is
+  // journaled once all its answers are in. n: about kForwardsPerBatch forwards at the open
+  // documents' mean size (requests with --batch-size, else tokens of --max-batch-tokens), enough
+  // for full forwards of similar lengths, while the last batch (the shortest documents), which
+  // one rank may still run when the others have nothing left, stays a few forwards. n is the same
+  // on every rank and fixed for the run, so the k-th batch holds the same documents whichever rank
+  // takes it (one process included): a request meets the same neighbours in the same forwards,
+  // and the numbers are bit for bit those of one process (on a CPU a forward's padding width
+  // changes the last bits of a log-likelihood).
+  constexpr double kForwardsPerBatch = 8;
+  const double per_forward = s.batch_size > 0 ? static_cast<double>(s.batch_size) : static_cast<double>(s.max_batch_tokens);
+  const double per_doc = (s.batch_size > 0 ? open_requests : open_tokens) / std::max(1.0, open_docs);
+  const size_t per_batch = static_cast<size_t>(std::max(1.0, std::ceil(kForwardsPerBatch * per_forward / std::max(1.0, per_doc))));
   int64_t finished_here = 0;
-  loglikelihood(*model, requests, opt, [&](size_t i, const LoglikelihoodAnswer& a) {
-    const auto [pi, k] = request_slot[i];
-    Pending& p = pending[pi];
-    p.answers[k] = {a.logprob, a.is_greedy};
-    if (--p.remaining > 0) return;
-    const auto [t, d] = item_doc[p.item];
-    run.finish(items[p.item].id, make_record(tasks[t].config.name, d, scoring_of(tasks[t].docs[d]), p.answers), p.tokens);
-    ++finished_here;
-    if (run.should_stop() || (s.stop_after_docs >= 0 && finished_here >= s.stop_after_docs)) run.interrupt();
-  });
+  for (;;) {
+    if (run.should_stop()) run.interrupt();
+    const std::vector<size_t> batch = run.claim_batch(per_batch);
+    if (batch.empty()) break;
+    struct Pending {
+      size_t item;
+      std::vector<Answer> answers;
+      size_t remaining = 0;
+    };
+    std::vector<Pending> pending;
+    std::vector<LoglikelihoodRequest> requests;
+    std::vector<std::pair<size_t, size_t>> request_slot;  // request -> (pending, answer index)
+    for (size_t i : batch) {
+      std::vector<LoglikelihoodRequest>& mine = doc_requests[i];
+      Pending p{i, std::vector<Answer>(mine.size()), mine.size()};
+      for (size_t k = 0; k < mine.size(); ++k) {
+        request_slot.emplace_back(pending.size(), k);
+        requests.push_back(std::move(mine[k]));
+      }
+      mine = {};
+      pending.push_back(std::move(p));
+    }
+
+    loglikelihood(*model, requests, opt, [&](size_t i, const LoglikelihoodAnswer& a) {
+      const auto [pi, k] = request_slot[i];
+      Pending& p = pending[pi];
+      p.answers[k] = {a.logprob, a.is_greedy};
+      if (--p.remaining > 0) return;
+      const auto [t, d] = item_doc[p.item];
+      run.finish(items[p.item].id, make_record(tasks[t].config.name, d, scoring_of(tasks[t].docs[d]), p.answers),
+                 doc_tokens[p.item]);
+      ++finished_here;
+      if (run.should_stop() || (s.stop_after_docs >= 0 && finished_here >= s.stop_after_docs)) run.interrupt();
+    });
+  }
 
   std::vector<json> all_records;
   const json result = run.complete([&](const json& identity, const std::vector<json>& records) {

@@ -71,37 +71,58 @@ nlohmann::json run_longbench(const RunSettings& s) {
   rs.progress_unit = "tok";
   Runner runner(rs, "longbench", identity(s, set, *model, tok), items);
 
-  // This shard's unfinished records, as generation requests (EOS ends a prediction, as HF
-  // generate's eos_token_id; the EOS itself is not part of it).
-  const std::vector<size_t>& todo = runner.todo();
-  std::vector<GenerationRequest> requests;
-  requests.reserve(todo.size());
-  for (size_t i : todo)
-    requests.push_back({set.prompts[i].ids, generation_length(s, set.config, set.prompts[i].task), {tok.eos_id()}});
-
+  // Records are handed out in batches (Runner::claim_batch: longest first; in a distributed run
+  // from the shared counter in the store, so no GPU idles while another works through the long
+  // prompts) and each batch goes to the scheduler (models/requests.h), which runs it by capacity
+  // bucket through its decoding slots. A batch is 4 x --batch-size records: consecutive records of
+  // the longest-first order fall in one or two buckets, so a bucket has a few records per slot and
+  // its slots stay busy (continuous batching) until its last rows drain; a larger batch would only
+  // lengthen the tail, when one rank still works through its last batch while the others have
+  // nothing left (the last batches hold the cheapest records). A record's answer depends on its
+  // prompt and its bucket's slot count, not on its batch, order or rank (models/requests_generate.cpp).
+  // EOS ends a prediction, as HF generate's eos_token_id; the EOS is not part of it.
+  const size_t per_batch = 4 * static_cast<size_t>(std::max<int64_t>(1, s.generation.max_batch));
   if (s.stop_after == 0) runner.interrupt();
   int64_t finished = 0;
-  const GenerateStats stats = generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& answer) {
-    const Prompt& p = set.prompts[todo[k]];
-    const nlohmann::json& r = p.record.data;
-    nlohmann::json record = {{"task", p.task},
-                             {"index", p.record.index},
-                             {"pred", tok.decode(answer.ids, /*json_unescape=*/true, /*skip_special=*/true)},
-                             {"answers", r.at("answers")},
-                             {"all_classes", r.at("all_classes")},
-                             {"length", r.at("length")},
-                             {"prompt_tokens", p.ids.size()},
-                             {"new_tokens", answer.ids.size()}};
-    runner.finish(items[todo[k]].id, std::move(record), static_cast<double>(p.ids.size() + answer.ids.size()));
-    ++finished;
-    if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
-  });
-  if (!todo.empty())
+  bool generated = false;
+  GenerateStats stats;  // summed over the batches
+  for (;;) {
+    if (runner.should_stop()) runner.interrupt();
+    const std::vector<size_t> batch = runner.claim_batch(per_batch);
+    if (batch.empty()) break;
+    std::vector<GenerationRequest> requests;
+    requests.reserve(batch.size());
+    for (size_t i : batch)
+      requests.push_back({set.prompts[i].ids, generation_length(s, set.config, set.prompts[i].task), {tok.eos_id()}});
+    generated = true;
+    const GenerateStats st = generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& answer) {
+      const Prompt& p = set.prompts[batch[k]];
+      const nlohmann::json& r = p.record.data;
+      nlohmann::json record = {{"task", p.task},
+                               {"index", p.record.index},
+                               {"pred", tok.decode(answer.ids, /*json_unescape=*/true, /*skip_special=*/true)},
+                               {"answers", r.at("answers")},
+                               {"all_classes", r.at("all_classes")},
+                               {"length", r.at("length")},
+                               {"prompt_tokens", p.ids.size()},
+                               {"new_tokens", answer.ids.size()}};
+      runner.finish(items[batch[k]].id, std::move(record), static_cast<double>(p.ids.size() + answer.ids.size()));
+      ++finished;
+      if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
+    });
+    stats.prefill_seconds += st.prefill_seconds;
+    stats.decode_seconds += st.decode_seconds;
+    stats.decode_steps += st.decode_steps;
+    stats.prompt_tokens += st.prompt_tokens;
+  }
+  if (generated)
     std::fprintf(stderr, "[longbench] prefill %.1f s, decode %.1f s (%lld steps), %lld prompt tokens\n", stats.prefill_seconds,
                  stats.decode_seconds, static_cast<long long>(stats.decode_steps), static_cast<long long>(stats.prompt_tokens));
 
   nlohmann::json result = runner.complete(build_result);
-  if (s.num_shards == 1) write_official_files(result, s.out_dir);
+  // The official files once, by the process that wrote the result (rank 0 of a distributed run:
+  // the other ranks share its out_dir and would race on the same files).
+  if (s.num_shards == 1 && runner.writes_result()) write_official_files(result, s.out_dir);
   return result;
 }
 
