@@ -10,6 +10,10 @@
 #include <vector>
 
 #include "data/errors.h"
+#include "kernels/fused_glue.h"
+#include "kernels/causal_conv.h"
+#include "kernels/recurrent_delta.h"
+#include "kernels/recurrent_gla.h"
 
 namespace foxeval {
 namespace recurrent {
@@ -172,8 +176,20 @@ at::Tensor forward_in_segments(const at::Tensor& ids, RecurrentState* state, int
   return out;
 }
 
+at::Tensor add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor& weight, double eps,
+                        at::ScalarType out_dtype) {
+  at::Tensor y = fused_add_rms_norm(x, delta, weight, eps, out_dtype);
+  if (y.defined()) return y;
+  x = x + delta.to(at::kFloat);
+  return foxeval::rms_norm(x, weight, eps, out_dtype);
+}
+
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_proj, const at::Tensor& down_proj) {
   at::Tensor gu = at::linear(x.to(gate_proj.scalar_type()), gate_proj);
+  if (gu.is_cuda()) {  // one fused kernel (the FoX MLP's): silu(gate) * up in fp32, rounded once
+    at::Tensor p = fused_swiglu(gu, /*silu=*/true, down_proj.scalar_type());
+    if (p.defined()) return at::linear(p, down_proj);
+  }
   auto parts = gu.chunk(2, -1);
   at::Tensor z = (at::silu(parts[0].to(at::kFloat)) * parts[1].to(at::kFloat)).to(down_proj.scalar_type());
   return at::linear(z, down_proj);
@@ -208,26 +224,49 @@ at::Tensor round_to(const at::Tensor& x, at::ScalarType dtype) {
   return x.to(dtype).to(at::kFloat);
 }
 
-at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state) {
+at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state,
+                         const at::Tensor& real_mask, std::optional<at::ScalarType> silu_through) {
+  if (scan_impl(x, x.scalar_type()) == ScanImpl::kKernel) {  // one fused pass, the same bits
+    CausalConvSpec spec;
+    spec.bias = bias;
+    spec.real_mask = real_mask;
+    if (silu_through) {
+      spec.silu = true;
+      spec.round_before = spec.round_after = *silu_through;
+    }
+    if (causal_conv_cuda_supports(x, weight, state, spec)) return causal_conv_cuda(x, weight, state, spec);
+  }
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), K = weight.size(1);
-  at::Tensor xf = x.to(at::kFloat);
+  at::Tensor xf = zero_padding(x, real_mask).to(at::kFloat);
   at::Tensor history = (state && state->defined()) ? *state : at::zeros({B, K - 1, C}, xf.options());
   at::Tensor xp = at::cat({history, xf}, 1);  // [B, K-1+T, C]
   at::Tensor out = bias.defined() ? bias.expand({B, T, C}).clone() : at::zeros({B, T, C}, xf.options());
   for (int64_t j = 0; j < K; ++j) out.add_(xp.narrow(1, j, T) * weight.select(1, j));
   if (state) *state = xp.narrow(1, T, K - 1).clone();
+  if (silu_through) out = round_to(at::silu(round_to(out, *silu_through)), *silu_through);
   return out;
 }
 
 at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real_mask,
                           at::Tensor* state, at::ScalarType out_dtype) {
-  at::Tensor y = causal_conv1d(zero_padding(x, real_mask), weight, at::Tensor(), state);
+  if (scan_impl(x, x.scalar_type()) == ScanImpl::kKernel) {  // one fused pass, the same bits
+    CausalConvSpec spec;
+    spec.real_mask = real_mask;
+    spec.silu = silu;
+    spec.out_dtype = out_dtype;
+    if (causal_conv_cuda_supports(x, weight, state, spec)) return causal_conv_cuda(x, weight, state, spec);
+  }
+  at::Tensor y = causal_conv1d(x, weight, at::Tensor(), state, real_mask);
   return (silu ? at::silu(y) : y).to(out_dtype);
 }
 
 at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                                   double scale, at::Tensor& state, ScanImpl impl, int64_t chunk) {
-  (void)impl;  // (the kernel branch: kernels/recurrent_gla.h)
+  // The fused kernels take CUDA fp32 inputs with K, V in {64, 128} on sm_80+; anything else
+  // (e.g. the tiny fixtures) runs the exact form below (recurrent_gla.h's dispatch rule).
+  if (impl == ScanImpl::kKernel && kernels::gla_cuda_supports(q, k, v, g))
+    return q.size(2) == 1 ? kernels::gla_step_cuda(q, k, v, g, scale, state)
+                          : kernels::gla_chunked_cuda(q, k, v, g, scale, state);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
   const bool scalar_gate = g.size(3) == 1;
   if (!state.defined()) state = at::zeros({B, H, K, V}, q.options());
@@ -270,7 +309,9 @@ at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, cons
 
 at::Tensor delta_rule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
                       double scale, at::Tensor& state, ScanImpl impl, int64_t chunk) {
-  (void)impl;  // (the kernel branch: kernels/recurrent_delta.h)
+  if (impl == ScanImpl::kKernel && kernels::delta_rule_cuda_supports(q, k, v, beta))
+    return q.size(2) == 1 ? kernels::delta_rule_step_cuda(q, k, v, beta, scale, state)
+                          : kernels::delta_rule_chunked_cuda(q, k, v, beta, scale, state);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
   if (!state.defined()) state = at::zeros({B, H, K, V}, q.options());
   if (T == 1) return delta_step(q, k, v, beta, scale, state);

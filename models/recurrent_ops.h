@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,12 +125,20 @@ at::Tensor zero_padding(const at::Tensor& x, const at::Tensor& real_mask);
 //   out[t, c] = bias[c] + sum_j weight[c, j] * x[t - K + 1 + j, c]
 // x [B, T, C] (any float dtype; computed in fp32), weight [C, K] fp32, bias [C] fp32 or undefined.
 // state [B, K-1, C] fp32: the last K-1 inputs before x (zeros when undefined); when `state` is
-// not null it is replaced by the last K-1 inputs including x. Returns fp32 [B, T, C].
-at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state);
+// not null it then holds the last K-1 inputs including x (on a GPU the fused kernel of
+// kernels/causal_conv.h updates a defined contiguous state in place; the ATen form replaces it).
+// real_mask [B, T] bool (true = real token): padded inputs read as 0. silu_through: Mamba-2's
+// conv under autocast, round(silu(round(out, dtype)), dtype) (still returned as fp32).
+// Returns fp32 [B, T, C]. Where scan_impl(x, x's dtype) is kKernel (bf16/fp16 x on a GPU, unless
+// FOXEVAL_RECURRENT_IMPL=aten) and causal_conv_cuda_supports() is true, the fused kernel runs;
+// it gives the same bits as the ATen form.
+at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state,
+                         const at::Tensor& real_mask = at::Tensor(),
+                         std::optional<at::ScalarType> silu_through = std::nullopt);
 
 // fla's ShortConvolution (HGRN2, DeltaNet): padded positions zeroed first, causal_conv1d without
 // bias, optional SiLU, all in fp32, output in `out_dtype`. `state` as in causal_conv1d (null:
-// no cache).
+// no cache); the same kernel dispatch (one fused pass, same bits).
 at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real_mask,
                           at::Tensor* state, at::ScalarType out_dtype);
 
@@ -168,22 +177,29 @@ at::Tensor round_to(const at::Tensor& x, at::ScalarType dtype);
 // x += SwiGLU(RMSNorm(x)) with the MLP input in the mixer output's dtype (fla's fused add + norm);
 // fp32 residual stream; final RMSNorm. `Layer` has attn_norm, mlp_norm, gate_proj, down_proj;
 // mixer(layer, normed_x, real_mask, state_slots) is the family's token mixer.
+// x (fp32 residual stream) += delta; returns RMSNorm(x) in out_dtype. One fused kernel on CUDA
+// (kernels/fused_glue.h, as the FoX block), the same ops elsewhere.
+at::Tensor add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor& weight, double eps,
+                        at::ScalarType out_dtype);
+
 template <typename Layer, typename Mixer>
 at::Tensor fla_block_stack(const at::Tensor& ids, RecurrentState* state, const at::Tensor& embeddings,
                            const std::vector<Layer>& layers, const at::Tensor& final_norm, double eps,
                            const at::Device& device, Mixer&& mixer) {
   const int64_t offset = state ? state->consumed : 0;
   at::Tensor real = state ? real_token_mask(state->seq_start, offset, ids.size(1), device) : at::Tensor();
-  at::Tensor x = at::embedding(embeddings, ids);
+  at::Tensor x = at::embedding(embeddings, ids).contiguous();
+  if (layers.empty()) return foxeval::rms_norm(x, final_norm, eps, at::kFloat);
+  at::Tensor h = foxeval::rms_norm(x, layers[0].attn_norm, eps, at::kFloat);
   for (size_t l = 0; l < layers.size(); ++l) {
     const Layer& w = layers[l];
     std::vector<at::Tensor>* slots = state ? &state->layers[l] : nullptr;
-    at::Tensor a = mixer(w, foxeval::rms_norm(x, w.attn_norm, eps, at::kFloat), real, slots);
-    x = x + a.to(at::kFloat);
-    x = x + swiglu_mlp(foxeval::rms_norm(x, w.mlp_norm, eps, a.scalar_type()), w.gate_proj, w.down_proj).to(at::kFloat);
+    at::Tensor a = mixer(w, h, real, slots);
+    at::Tensor m = swiglu_mlp(add_rms_norm(x, a, w.mlp_norm, eps, a.scalar_type()), w.gate_proj, w.down_proj);
+    h = add_rms_norm(x, m, l + 1 == layers.size() ? final_norm : layers[l + 1].attn_norm, eps, at::kFloat);
   }
   if (state) state->consumed += ids.size(1);
-  return foxeval::rms_norm(x, final_norm, eps, at::kFloat);
+  return h;
 }
 
 }  // namespace recurrent

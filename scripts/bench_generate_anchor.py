@@ -27,7 +27,8 @@ On CPU the official Triton/jiterator ops cannot run: --attention-fallback torch 
 (attention, RMS/group norms, gated norm, token shift, rotary, GLUs) by plain torch code, fp32
 only, for the check only: timings are refused with it.
 
-Shims for transformers 5 (the official code was written for 4.x), each the smallest that works:
+Shims for transformers 5 (the official code was written for 4.x), each the smallest that works
+(4 and 5 live in scripts/official_anchor.py, shared with bench_recurrent_anchor.py):
   1. the model class gets GenerationMixin: PreTrainedModel no longer provides `generate` (4.50+);
   2. `_supports_default_dynamic_cache() -> False`: otherwise `generate` makes a DynamicCache, which
      the official forward refuses (it asserts its own FgateDynamicCache). With None the official
@@ -49,10 +50,12 @@ import os
 import statistics
 import sys
 import time
-import types
 
 import torch
 import torch.nn.functional as F
+
+import official_anchor  # shared loading of the archived official code (this folder)
+from official_anchor import read_commit, restore_rope
 
 FOX_TYPE = "forgetting_transformer-project_fox"
 TRANSFORMER_TYPE = "transformer-project_fox"
@@ -110,34 +113,10 @@ def parse_args():
     return a
 
 
-def read_commit(folder, flag):
-    path = os.path.join(folder, "COMMIT")
-    if not os.path.isfile(path):
-        sys.exit(f"{flag} {folder}: no COMMIT file (write the archived commit there: README, "
-                 "'HF generate anchor')")
-    with open(path) as f:
-        return f.read().strip()
-
-
 def import_official(official_src, fla_src):
-    try:
-        import einops  # noqa: F401
-    except ImportError:
-        sys.exit("einops is not importable: the official model code needs it; put its wheel on "
-                 "PYTHONPATH (README, 'HF generate anchor')")
-    try:
-        import pytest  # noqa: F401
-    except ImportError:  # shim 4: token_shift.py imports pytest for its own tests only
-        stub = types.ModuleType("pytest")
-        stub.mark = types.SimpleNamespace(parametrize=lambda *a, **k: (lambda f: f))
-        sys.modules["pytest"] = stub
-    if not os.path.isdir(os.path.join(official_src, "forgetting_transformer")):
-        sys.exit(f"--official-src {official_src}: no forgetting_transformer package inside")
-    sys.path.insert(0, official_src)
+    official_anchor.add_official_src(official_src)
     if fla_src:
-        if not os.path.isdir(os.path.join(fla_src, "fla")):
-            sys.exit(f"--fla-src {fla_src}: no fla package inside")
-        sys.path.insert(0, fla_src)
+        official_anchor.add_fla_src(fla_src)
     # Only the FoX package: register_all also imports mamba2/hgrn2/..., which need mamba_ssm.
     from forgetting_transformer.model.forgetting_transformer import modeling_forgetting_transformer
     return modeling_forgetting_transformer
@@ -176,20 +155,6 @@ def generate_class(model_type, mfm):
             pass  # its forward accepts the DynamicCache that generate makes
         return TransformerForGenerate
     sys.exit(f"model_type '{model_type}': this anchor runs {FOX_TYPE} and {TRANSFORMER_TYPE} only")
-
-
-def restore_rope(model):
-    """Shim 5: recompute what 5.x `from_pretrained` leaves uninitialised (non-persistent buffers)."""
-    for name, module in model.named_modules():
-        for buffer in getattr(module, "_non_persistent_buffers_set", ()):
-            if getattr(module, buffer) is None:
-                continue
-            # the official RotaryEmbedding (and fla's, for the Transformer) computes it in _compute_inv_freq
-            if not (buffer == "inv_freq" and hasattr(module, "_compute_inv_freq")):
-                sys.exit(f"{name}.{buffer}: a non-persistent buffer that from_pretrained does not load "
-                         "and this anchor does not know how to rebuild")
-            module.inv_freq = module._compute_inv_freq(device=module.inv_freq.device)
-            module._seq_len_cached, module._cos_cached, module._sin_cached = 0, None, None
 
 
 def install_torch_fallbacks():

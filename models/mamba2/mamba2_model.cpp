@@ -20,6 +20,7 @@
 
 #include "data/errors.h"
 #include "data/python_json.h"
+#include "kernels/mamba2_glue.h"
 #include "models/layers.h"
 #include "models/recurrent_ops.h"
 
@@ -129,13 +130,13 @@ class Mamba2Model : public recurrent::RecurrentLM {
     at::Tensor h = recurrent::zero_padding(h_in, real);
     at::Tensor proj = w.in_proj_bias.defined() ? foxeval::linear(h, w.in_proj, w.in_proj_bias) : foxeval::linear(h, w.in_proj);
     at::Tensor z = proj.narrow(-1, 0, E);
-    at::Tensor xbc = recurrent::zero_padding(proj.narrow(-1, E, cfg_.conv_dim), real);
+    at::Tensor xbc = proj.narrow(-1, E, cfg_.conv_dim);  // padded positions read as 0 by the conv
     at::Tensor dt_raw = proj.narrow(-1, E + cfg_.conv_dim, H);
     at::Tensor conv_state;
     at::Tensor* conv_slot = slots ? &(*slots)[kConvState] : &conv_state;
-    at::Tensor conv = recurrent::causal_conv1d(xbc, w.conv_weight, w.conv_bias, conv_slot);
-    // autocast: the conv output is bf16, silu reads and writes bf16; the scan reads .float().
-    conv = recurrent::round_to(at::silu(recurrent::round_to(conv, cd)), cd);
+    // autocast: the conv output is bf16, silu reads and writes bf16; the scan reads .float():
+    // round(silu(round(conv, cd)), cd) in fp32 (one fused pass on a GPU).
+    at::Tensor conv = recurrent::causal_conv1d(xbc, w.conv_weight, w.conv_bias, conv_slot, real, cd);
     at::Tensor xs = recurrent::zero_padding(conv.narrow(-1, 0, E), real).view({B, T, H, P});
     at::Tensor Bm = conv.narrow(-1, E, N).unsqueeze(1).expand({B, H, T, N});
     at::Tensor Cm = conv.narrow(-1, E + N, N).unsqueeze(1).expand({B, H, T, N});
@@ -145,11 +146,23 @@ class Mamba2Model : public recurrent::RecurrentLM {
     at::Tensor ssm_state;
     at::Tensor& ssm = slots ? (*slots)[kSsmState] : ssm_state;
     at::Tensor y = recurrent::gated_linear_attention(Cm, Bm, v, g, 1.0, ssm, recurrent::scan_impl(v, cd));  // [B,H,T,P]
-    y = (y.permute({0, 2, 1, 3}) + xs * w.D.view({H, 1})).reshape({B, T, E});
-    // mamba_ssm RMSNormGated(norm_before_gate=False): RMSNorm(y * silu(z)) in fp32.
-    at::Tensor gated = y * at::silu(z.to(at::kFloat));
-    at::Tensor normed = foxeval::group_rms_norm(gated, w.gated_norm, cfg_.n_groups, cfg_.eps, at::kFloat);
+    at::Tensor normed = gated_norm(w, y, xs, z);
     return w.out_proj_bias.defined() ? foxeval::linear(normed, w.out_proj, w.out_proj_bias) : foxeval::linear(normed, w.out_proj);
+  }
+
+  // y [B,H,T,P] + xs [B,T,H,P] * D, then mamba_ssm RMSNormGated(norm_before_gate=False):
+  // RMSNorm(y * silu(z)) per group in fp32, in the out_proj's dtype. On a GPU for bf16/fp16
+  // runs (scan_impl's rule) one fused kernel (kernels/mamba2_glue.h) where it supports the
+  // arguments: the same ops, only the norm's sum order differs.
+  at::Tensor gated_norm(const Layer& w, const at::Tensor& y, const at::Tensor& xs, const at::Tensor& z) const {
+    const at::ScalarType out = w.out_proj.scalar_type();
+    if (recurrent::scan_impl(y, loader_.compute) == recurrent::ScanImpl::kKernel &&
+        mamba2_gated_norm_supports(y, xs, w.D, z, w.gated_norm, cfg_.n_groups, out))
+      return mamba2_gated_norm(y, xs, w.D, z, w.gated_norm, cfg_.n_groups, cfg_.eps, out);
+    const int64_t B = xs.size(0), T = xs.size(1), H = xs.size(2), E = cfg_.intermediate_size;
+    at::Tensor u = (y.permute({0, 2, 1, 3}) + xs * w.D.view({H, 1})).reshape({B, T, E});
+    at::Tensor gated = u * at::silu(z.to(at::kFloat));
+    return foxeval::group_rms_norm(gated, w.gated_norm, cfg_.n_groups, cfg_.eps, at::kFloat);
   }
 
   // Prefill and decode alike (the official kernel decode, selective_state_update, is called

@@ -1,0 +1,358 @@
+// `foxeval bench recurrent`: per-token loss forward of the recurrent families (Mamba-2, HGRN2,
+// DeltaNet) at long lengths, with the fused kernels and with the exact ATen forms
+// (FOXEVAL_RECURRENT_IMPL=aten, read by models/recurrent_ops.h scan_impl at every call), beside
+// the official code on its kernels (scripts/bench_recurrent_anchor.py's JSON, --anchor).
+//
+// Per family and length T: one row of T ids from splitmix64(--seed) % vocab (the anchor makes the
+// same), input [BOS] + row[:T-1], labels row, the forward `foxeval loss` runs (token_logprobs);
+// --warmup untimed forwards, then the median of --repeats, synchronized; peak = the CUDA caching
+// allocator's peak allocated bytes over the timed forwards. Ratio = anchor seconds / foxeval
+// seconds (> 1: foxeval faster).
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "data/errors.h"
+#include "data/json_file.h"
+#include "models/engine.h"
+#include "models/registry.h"
+#include "tasks/runner.h"
+
+namespace foxeval {
+namespace {
+
+// Families as --models names them, with the model_type of their checkpoints.
+const std::map<std::string, std::string> kFamilies = {
+    {"mamba2", "mamba2-project_fox"}, {"hgrn2", "hgrn2-project_fox"}, {"delta_net", "delta_net-project_fox"}};
+
+// Mean losses of foxeval and the anchor agree when within this: both are bf16 computations of
+// the same function on the same ids; the official code's own bf16-vs-fp32 per-token difference on
+// the reference models is 0.001-0.004 mean (../shared/fixtures/README.md), so a mean over T
+// tokens of two bf16 implementations differs by at most about that.
+constexpr double kDefaultLossTolerance = 5e-3;
+
+struct BenchRecurrentArgs {
+  std::string models, seq_lens = "16384,65536", anchor, out, impls = "kernel,aten";
+  int64_t repeats = 2, warmup = 1;
+  uint64_t seed = 0;
+  double loss_tolerance = kDefaultLossTolerance;
+  RunOptions run;
+};
+
+// The ids the anchor makes (scripts/bench_recurrent_anchor.py splitmix64_ids).
+std::vector<int64_t> splitmix64_ids(uint64_t seed, int64_t n, int64_t vocab) {
+  std::vector<int64_t> ids(static_cast<size_t>(n));
+  uint64_t state = seed;
+  for (auto& id : ids) {
+    state += 0x9E3779B97F4A7C15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    id = static_cast<int64_t>((z ^ (z >> 31)) % static_cast<uint64_t>(vocab));
+  }
+  return ids;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_models(const std::string& s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(',', start), s.size());
+    const std::string item = s.substr(start, end - start);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size() || !kFamilies.count(item.substr(0, eq)))
+      throw Error(fmt::format("--models: '{}': expected FAMILY=DIR with FAMILY one of mamba2, hgrn2, delta_net", item));
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> parse_impls(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(',', start), s.size());
+    const std::string impl = s.substr(start, end - start);
+    if (impl != "kernel" && impl != "aten") throw Error(fmt::format("--impls: '{}': expected kernel and/or aten", impl));
+    out.push_back(impl);
+    start = end + 1;
+  }
+  return out;
+}
+
+// scripts/bench_recurrent_anchor.py's timing JSON.
+nlohmann::json read_anchor(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) throw Error(fmt::format("--anchor {}: no such file", path));
+  nlohmann::json doc = read_json(path);
+  if (!doc.is_object() || doc.value("kind", "") != "recurrent-anchor" || !doc.contains("rows") || !doc["rows"].is_array())
+    throw Error(fmt::format("--anchor {}: not a scripts/bench_recurrent_anchor.py result (kind \"recurrent-anchor\" with rows)", path));
+  if (doc.value("method", "") != "timing")
+    throw Error(fmt::format("--anchor {}: method \"{}\", not \"timing\" (a --check run has no timings)", path,
+                            doc.value("method", "")));
+  for (size_t i = 0; i < doc["rows"].size(); ++i) {
+    const nlohmann::json& r = doc["rows"][i];
+    if (!r.is_object() || !r.contains("family") || !r["family"].is_string() || !r.contains("seq_len") ||
+        !r["seq_len"].is_number_integer())
+      throw Error(fmt::format("--anchor {}: rows[{}] has no \"family\" and integer \"seq_len\"", path, i));
+    if (!r.contains("error") && !(r.contains("seconds") && r["seconds"].is_number() && r.contains("mean_loss")))
+      throw Error(fmt::format("--anchor {}: rows[{}] has neither \"seconds\" + \"mean_loss\" nor \"error\"", path, i));
+  }
+  return doc;
+}
+
+// FOXEVAL_RECURRENT_IMPL for one row, restored when the row is done.
+class ImplEnv {
+ public:
+  explicit ImplEnv(const std::string& impl) {
+    const char* old = std::getenv(kVar);
+    if (old) old_ = old;
+    if (impl == "aten")
+      setenv(kVar, "aten", 1);
+    else
+      unsetenv(kVar);
+  }
+  ~ImplEnv() {
+    if (old_)
+      setenv(kVar, old_->c_str(), 1);
+    else
+      unsetenv(kVar);
+  }
+
+ private:
+  static constexpr const char* kVar = "FOXEVAL_RECURRENT_IMPL";
+  std::optional<std::string> old_;
+};
+
+void sync(bool cuda) {
+  if (cuda) c10::cuda::device_synchronize();
+}
+
+// One (impl, length) row: times and the mean loss of the forward `foxeval loss` runs.
+nlohmann::json time_row(CausalLM& model, const at::Tensor& input, const at::Tensor& labels, const BenchRecurrentArgs& a,
+                        const at::Device& device) {
+  const bool cuda = device.is_cuda();
+  const int device_index = device.has_index() ? device.index() : 0;
+  auto forward = [&] { return token_logprobs(model, input, labels).neg(); };
+  for (int64_t i = 0; i < a.warmup; ++i) (void)forward();
+  sync(cuda);
+  std::vector<double> seconds;
+  int64_t peak = 0;
+  at::Tensor loss;
+  for (int64_t r = 0; r < a.repeats; ++r) {
+    sync(cuda);
+    if (cuda) c10::cuda::CUDACachingAllocator::resetPeakStats(device_index);
+    const auto t0 = std::chrono::steady_clock::now();
+    loss = forward();
+    sync(cuda);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (cuda) {
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
+      peak = std::max(peak, stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak);
+    }
+  }
+  if (!at::isfinite(loss).all().item<bool>()) throw Error("non-finite per-token loss");
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  const int64_t T = labels.size(1);
+  nlohmann::json row = {{"seconds", median}, {"all_seconds", seconds}, {"tokens_per_s", static_cast<double>(T) / median},
+                        {"mean_loss", loss.to(at::kDouble).mean().item<double>()}};
+  if (cuda) row["peak_gpu_memory_bytes"] = peak;
+  return row;
+}
+
+void run_bench_recurrent(const BenchRecurrentArgs& a) {
+  const auto models = parse_models(a.models);
+  const std::vector<int64_t> lens = parse_int_list(a.seq_lens, "--seq-lens");
+  if (lens.empty()) throw Error("--seq-lens: empty list");
+  for (int64_t T : lens)
+    if (T < 2) throw Error(fmt::format("--seq-lens: {} is below 2", T));
+  const std::vector<std::string> impls = parse_impls(a.impls);
+  std::optional<nlohmann::json> anchor;
+  if (!a.anchor.empty()) anchor = read_anchor(a.anchor);
+
+  const at::Device device(a.run.device);
+  const bool cuda = device.is_cuda();
+  if (cuda && !at::hasCUDA()) throw Error("--device cuda: no CUDA device");
+  const auto t_start = std::chrono::steady_clock::now();
+  c10::InferenceMode inference;
+
+  std::printf("%-9s %7s %-6s %9s %10s %9s %11s | %9s %9s %7s %s\n", "family", "T", "impl", "seconds", "tok/s", "peak_GiB",
+              "mean_loss", "anchor_s", "anc_GiB", "ratio", "loss");
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<std::string> missing;
+  for (const auto& [family, dir] : models) {
+    const nlohmann::json config = read_json((std::filesystem::path(dir) / "config.json").string());
+    if (config.value("model_type", "") != kFamilies.at(family))
+      throw Error(fmt::format("--models {}={}: model_type \"{}\", expected \"{}\"", family, dir, config.value("model_type", ""),
+                              kFamilies.at(family)));
+    if (!config.contains("bos_token_id") || !config["bos_token_id"].is_number_integer())
+      throw Error(fmt::format("{}/config.json: no integer bos_token_id (the first input token)", dir));
+    const int64_t bos = config["bos_token_id"].get<int64_t>();
+    auto model = load_model(dir, a.run);
+    const ModelInfo& info = model->info();
+    for (int64_t T : lens) {
+      const std::vector<int64_t> ids = splitmix64_ids(a.seed, T, info.vocab_size);
+      at::Tensor labels = at::tensor(ids, at::kLong).view({1, T});
+      at::Tensor input = at::cat({at::full({1, 1}, bos, at::kLong), labels.slice(1, 0, T - 1)}, 1).to(device);
+      labels = labels.to(device);
+      const nlohmann::json* anchor_row = nullptr;
+      if (anchor) {
+        for (const nlohmann::json& r : (*anchor)["rows"])
+          if (r["family"] == family && r["seq_len"] == T) anchor_row = &r;
+        if (!anchor_row) missing.push_back(fmt::format("{} at {}", family, T));
+        if (anchor_row && anchor_row->contains("first_ids")) {
+          const std::vector<int64_t> first(ids.begin(), ids.begin() + std::min<int64_t>(8, T));
+          if ((*anchor_row)["first_ids"].get<std::vector<int64_t>>() != first)
+            throw Error(fmt::format("--anchor {}: the {} row at {} was made from other token ids (first_ids differ: "
+                                    "another --seed or vocabulary)", a.anchor, family, T));
+        }
+      }
+      for (const std::string& impl : impls) {
+        nlohmann::json row = {{"family", family}, {"model", dir}, {"model_family", info.family},
+                              {"num_parameters", info.num_parameters}, {"seq_len", T}, {"impl", impl},
+                              {"first_ids", std::vector<int64_t>(ids.begin(), ids.begin() + std::min<int64_t>(8, T))}};
+        try {
+          const ImplEnv env(impl);
+          row.update(time_row(*model, input, labels, a, device));
+        } catch (const std::exception& e) {  // typically out of memory at the longest length
+          std::string what = e.what();
+          row["error"] = what.substr(0, what.find('\n'));
+        }
+        if (cuda) c10::cuda::CUDACachingAllocator::emptyCache();
+        std::string line = fmt::format("{:<9} {:>7} {:<6}", family, T, impl);
+        if (row.contains("error")) {
+          line += "  failed: " + row["error"].get<std::string>().substr(0, 60);
+        } else {
+          line += fmt::format(" {:>9.3f} {:>10.0f} {:>9} {:>11.5f}", row["seconds"].get<double>(), row["tokens_per_s"].get<double>(),
+                              row.contains("peak_gpu_memory_bytes")
+                                  ? fmt::format("{:.2f}", row["peak_gpu_memory_bytes"].get<double>() / (1 << 30))
+                                  : std::string("-"),
+                              row["mean_loss"].get<double>());
+        }
+        if (anchor_row) {
+          nlohmann::json an = {{"seconds", anchor_row->value("seconds", nlohmann::json())},
+                               {"mean_loss", anchor_row->value("mean_loss", nlohmann::json())},
+                               {"peak_gpu_memory_bytes", anchor_row->value("peak_gpu_memory_bytes", nlohmann::json())},
+                               {"shim_conv_s", anchor_row->value("shim_conv_s", nlohmann::json())}};
+          if (anchor_row->contains("error")) an["error"] = (*anchor_row)["error"];
+          row["anchor"] = an;
+          if (anchor_row->contains("error")) {
+            line += "  anchor: " + (*anchor_row)["error"].get<std::string>().substr(0, 40);
+          } else if (!row.contains("error")) {
+            const double ratio = (*anchor_row)["seconds"].get<double>() / row["seconds"].get<double>();
+            const double dloss = std::fabs(row["mean_loss"].get<double>() - (*anchor_row)["mean_loss"].get<double>());
+            row["ratio_anchor_over_foxeval"] = ratio;
+            // The anchor's causal_conv1d is a PyTorch stand-in (F.conv1d in fp32), slower than the
+            // CUDA extension: the ratio with its separately timed calls taken out is the fairer one.
+            if (anchor_row->contains("shim_conv_s") && (*anchor_row)["shim_conv_s"].is_number())
+              row["ratio_anchor_without_conv_shim_over_foxeval"] =
+                  ((*anchor_row)["seconds"].get<double>() - (*anchor_row)["shim_conv_s"].get<double>()) /
+                  row["seconds"].get<double>();
+            row["mean_loss_abs_diff"] = dloss;
+            row["mean_loss_agrees"] = dloss <= a.loss_tolerance;
+            line += fmt::format(" | {:>9.3f} {:>9} {:>6.2f}x {}", (*anchor_row)["seconds"].get<double>(),
+                                an["peak_gpu_memory_bytes"].is_number()
+                                    ? fmt::format("{:.2f}", an["peak_gpu_memory_bytes"].get<double>() / (1 << 30))
+                                    : std::string("-"),
+                                ratio, dloss <= a.loss_tolerance ? "agrees" : fmt::format("DIFFERS by {:.2g}", dloss));
+          }
+        }
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+        rows.push_back(row);
+      }
+    }
+  }
+  if (anchor && !missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    std::printf("anchor %s: no row for %s\n", a.anchor.c_str(), list.c_str());
+  }
+
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  nlohmann::json identity = {{"models", a.models},   {"device_type", cuda ? "cuda" : "cpu"}, {"dtype", a.run.dtype},
+                             {"seq_lens", lens},     {"impls", impls},                       {"seed", a.seed},
+                             {"repeats", a.repeats}, {"warmup", a.warmup}};
+  nlohmann::json header = result_header("bench-recurrent", identity, elapsed);
+  const std::string gpu = header["machine"].value("gpu", std::string("cpu"));
+  nlohmann::json doc = {
+      {"kind", "foxeval-bench-recurrent"},
+      {"header", header},
+      {"machine", header["machine"]},
+      {"gpu", gpu},
+      {"date", header["date"]},
+      {"git_revision", header["foxeval_version"]},
+      {"device", a.run.device},
+      {"dtype", a.run.dtype},
+      {"ids", "splitmix64(seed) % vocab_size; input [BOS] + row[:T-1], labels row"},
+      {"time", "median of repeats after warm-up, device synchronized around each forward"},
+      {"impls_note", "kernel: the fused CUDA kernels where scan_impl selects them (CUDA, bf16); aten: "
+               "FOXEVAL_RECURRENT_IMPL=aten, the exact ATen forms (on the CPU both are the exact forms)"},
+      {"ratio", "anchor seconds / foxeval seconds (> 1: foxeval faster)"},
+      {"loss_tolerance", a.loss_tolerance},
+      {"loss_tolerance_why", "two bf16 computations of the same mean loss; the official code's own bf16-vs-fp32 "
+                             "per-token loss difference is 0.001-0.004 mean on the reference models"},
+      {"rows", rows}};
+  if (anchor)
+    doc["anchor"] = {{"path", a.anchor},
+                     {"gpu", anchor->value("gpu", "")},
+                     {"date", anchor->value("date", "")},
+                     {"torch", anchor->value("torch", "")},
+                     {"triton", anchor->value("triton", "")},
+                     {"commits", anchor->value("commits", nlohmann::json())},
+                     {"shims", anchor->value("shims", nlohmann::json())}};
+  std::string slug;
+  for (char c : gpu) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      slug += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!slug.empty() && slug.back() != '-')
+      slug += '-';
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  const std::string path = a.out.empty() ? "results/bench/recurrent-760m-" + slug + ".json" : a.out;
+  write_json_atomic(path, doc);
+  std::printf("wrote %s\n", path.c_str());
+}
+
+CommandRegistrar bench_recurrent_command([](CLI::App& root) {
+  auto a = std::make_shared<BenchRecurrentArgs>();
+  a->run.dtype = "bfloat16";
+  CLI::App* bench = command_group(root, "bench", "Time kernels and components");
+  CLI::App* sub = bench->add_subcommand("recurrent", "Per-token loss of Mamba-2 / HGRN2 / DeltaNet: kernels, ATen, official anchor");
+  sub->add_option("--models", a->models, "FAMILY=DIR,... with FAMILY mamba2, hgrn2 or delta_net")->required();
+  sub->add_option("--seq-lens", a->seq_lens, "lengths, comma separated (default 16384,65536)");
+  sub->add_option("--anchor", a->anchor, "scripts/bench_recurrent_anchor.py's JSON (official code on its kernels)");
+  sub->add_option("--impls", a->impls, "kernel and/or aten (default kernel,aten)");
+  sub->add_option("--repeats", a->repeats, "timed forwards per row, median (default 2)")->check(CLI::Range(int64_t(1), int64_t(1000)));
+  sub->add_option("--warmup", a->warmup, "untimed forwards first (default 1)")->check(CLI::Range(int64_t(0), int64_t(1000)));
+  sub->add_option("--seed", a->seed, "splitmix64 seed of the token ids (the anchor's --seed)");
+  sub->add_option("--loss-tolerance", a->loss_tolerance, "|mean loss - anchor's| that counts as agreeing (default 5e-3)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--device", a->run.device, "cpu or cuda[:N]");
+  sub->add_option("--dtype", a->run.dtype, "bfloat16 (default, the official autocast) or float32")
+      ->check(CLI::IsMember({"float32", "bfloat16"}));
+  sub->add_option("--out", a->out, "JSON output (default results/bench/recurrent-760m-<gpu>.json)");
+  sub->callback([a] { run_bench_recurrent(*a); });
+});
+
+}  // namespace
+}  // namespace foxeval

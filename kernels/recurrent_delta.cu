@@ -1,0 +1,632 @@
+// Fused CUDA delta rule (see kernels/recurrent_delta.h). The algorithm of fla's chunk_delta_rule
+// (1c5937e), in two launches instead of three:
+//
+// 1. delta_prep_kernel, one CTA (4 warps) per (chunk of 64 tokens, b*h), all in parallel:
+//    rounds q (times scale), k, v to bf16, forms A = tril(beta K K^T, -1) and the causal scores
+//    Aqk = tril(q K^T) on tensor cores, inverts (I + A) in fp32 by forward substitution (one
+//    column per thread, in registers: columns of a unit-lower-triangular inverse are independent), rounds the
+//    inverse to bf16 and forms w = inv (beta k) and u^T = (beta v)^T inv^T on tensor cores.
+//    It writes per chunk one contiguous bf16 block [w 64xK | q 64xK | k 64xK | Aqk 64x64 | u^T Vx64].
+// 2. delta_scan_kernel, one CTA per (V tile of 16*NW columns, b*h), sequential over chunks: each
+//    warp owns 16 state columns S^T [16 x K] in fp32 accumulator registers. Per chunk:
+//    v_new^T = u^T - S^T w^T and O^T = S^T q^T (S^T re-packed as a bf16 A operand, the FA2 trick:
+//    the m16n8 accumulator layout is the A-fragment layout), O^T += v_new^T Aqk^T,
+//    S^T += v_new^T K. The chunk blocks are double-buffered in shared memory with cp.async.
+//    Warps never exchange data; the only barriers guard the shared-memory stages.
+// Step (T == 1): delta_step_kernel, fp32 CUDA-core math, the state updated in place.
+//
+// Shared-memory rows are padded by 8 bf16 (16 bytes) so the 8 row addresses of every ldmatrix
+// fall in distinct bank groups.
+#include "kernels/recurrent_delta.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_bf16.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "data/errors.h"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define FOXEVAL_DELTA_SM80 1
+#endif
+
+namespace foxeval {
+namespace kernels {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kChunk = 64;  // tokens per chunk (fla's BT)
+constexpr int kLdA = 72;    // padded row of a 64-wide bf16 tile (Aqk, inverse, u^T)
+
+struct DeltaArgs {
+  const float *q, *k, *v, *beta;
+  int64_t qs[3], ks[3], vs[3], bs[3];  // b, h, t strides (the last dim is contiguous)
+  int H, T, V, NT;
+  float scale;
+  bf16* work;  // [B*H][NT][block_elems(K, V)]
+  float* out;  // [B, H, T, V] contiguous
+  const float* state_in;  // null: zeros
+  int64_t ss[4];
+  float* state_out;  // [B, H, K, V] contiguous
+};
+
+__host__ __device__ constexpr int64_t block_elems(int K, int V) { return 3 * kChunk * K + kChunk * kChunk + V * kChunk; }
+
+__device__ __forceinline__ float bf16_round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+
+// Two floats as a bf16x2 register (lo in the low half: the smaller column index of a fragment).
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&p);
+}
+
+__device__ __forceinline__ float2 unpack_bf16(uint32_t u) {
+  __nv_bfloat162 p = *reinterpret_cast<__nv_bfloat162*>(&u);
+  return __bfloat1622float2(p);
+}
+
+// c (16x8 fp32) += a (16x16 bf16, row) * b (16x8 bf16, col).
+__device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, const uint32_t* b) {
+#ifdef FOXEVAL_DELTA_SM80
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t* r, const bf16* p) {
+#ifdef FOXEVAL_DELTA_SM80
+  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+#endif
+}
+
+__device__ __forceinline__ void ldsm_x4_t(uint32_t* r, const bf16* p) {
+#ifdef FOXEVAL_DELTA_SM80
+  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+#endif
+}
+
+__device__ __forceinline__ void cp_async16(bf16* dst, const bf16* src) {
+#ifdef FOXEVAL_DELTA_SM80
+  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#ifdef FOXEVAL_DELTA_SM80
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#ifdef FOXEVAL_DELTA_SM80
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// Per-lane shared-memory addresses of ldmatrix.x4 (lane l feeds row l & 7 of matrix l >> 3).
+// A operand [16 x 16] at (m0, k0) of a row-major X[m][k]: regs = a0..a3.
+__device__ __forceinline__ const bf16* a_rowmajor(const bf16* x, int ld, int m0, int k0, int lane) {
+  return x + (m0 + (lane & 15)) * ld + k0 + (lane >> 4) * 8;
+}
+// A operand [16 x 16] at (m0, k0) of A = X^T, X[k][m] row-major (use with .trans).
+__device__ __forceinline__ const bf16* a_transposed(const bf16* x, int ld, int m0, int k0, int lane) {
+  return x + (k0 + (lane >> 4) * 8 + (lane & 7)) * ld + m0 + ((lane >> 3) & 1) * 8;
+}
+// B operands of two n8 tiles (n0, n0 + 8) over k0..k0+15, from X[n][k] row-major (B = X^T):
+// regs {0,1} = tile n0, {2,3} = tile n0 + 8.
+__device__ __forceinline__ const bf16* b_from_nk(const bf16* x, int ld, int n0, int k0, int lane) {
+  return x + (n0 + (lane >> 4) * 8 + (lane & 7)) * ld + k0 + ((lane >> 3) & 1) * 8;
+}
+// The same from X[k][n] row-major (B = X; use with .trans).
+__device__ __forceinline__ const bf16* b_from_kn(const bf16* x, int ld, int n0, int k0, int lane) {
+  return x + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * ld + n0 + (lane >> 4) * 8;
+}
+
+// Shared memory of delta_prep_kernel, in bytes.
+__host__ __device__ constexpr int prep_smem_bytes(int K, int V) {
+  return (3 * kChunk * (K + 8) + kChunk * (V + 8) + kChunk * kLdA) * 2 + (kChunk * kChunk + kChunk) * 4;
+}
+
+template <int K>
+__global__ void __launch_bounds__(128) delta_prep_kernel(DeltaArgs a) {
+#ifdef FOXEVAL_DELTA_SM80
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  constexpr int LDK = K + 8;
+  const int V = a.V, LDV = V + 8;
+  bf16* k_s = reinterpret_cast<bf16*>(smem_raw);  // bf16(k)
+  bf16* kb_s = k_s + kChunk * LDK;                // bf16(bf16(k) * beta)
+  bf16* q_s = kb_s + kChunk * LDK;                // bf16(bf16(q) * scale)
+  bf16* vb_s = q_s + kChunk * LDK;                // bf16(bf16(v) * beta)
+  bf16* inv_s = vb_s + kChunk * LDV;              // bf16((I + A)^-1)
+  float* L = reinterpret_cast<float*>(inv_s + kChunk * kLdA);  // A = tril(beta K K^T, -1), [64][64]
+  float* beta_s = L + kChunk * kChunk;
+
+  const int n = blockIdx.x, bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
+  const int t0 = n * kChunk, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, c = lane & 3;
+  if (tid < kChunk) {
+    const int t = t0 + tid;
+    beta_s[tid] = t < a.T ? a.beta[b * a.bs[0] + h * a.bs[1] + t * a.bs[2]] : 0.f;
+  }
+  __syncthreads();
+  {
+    const float* qb = a.q + b * a.qs[0] + h * a.qs[1];
+    const float* kb = a.k + b * a.ks[0] + h * a.ks[1];
+    const float* vb = a.v + b * a.vs[0] + h * a.vs[1];
+    for (int i = tid; i < kChunk * K; i += 128) {
+      const int r = i / K, d = i % K, t = t0 + r;
+      float kv = 0.f, qv = 0.f;
+      if (t < a.T) kv = kb[t * a.ks[2] + d], qv = qb[t * a.qs[2] + d];
+      const float kr = bf16_round(kv);
+      k_s[r * LDK + d] = __float2bfloat16_rn(kr);
+      kb_s[r * LDK + d] = __float2bfloat16_rn(kr * beta_s[r]);
+      q_s[r * LDK + d] = __float2bfloat16_rn(bf16_round(qv) * a.scale);
+    }
+    for (int i = tid; i < kChunk * V; i += 128) {
+      const int r = i / V, d = i % V, t = t0 + r;
+      const float vv = t < a.T ? vb[t * a.vs[2] + d] : 0.f;
+      vb_s[r * LDV + d] = __float2bfloat16_rn(bf16_round(vv) * beta_s[r]);
+    }
+  }
+  __syncthreads();
+
+  bf16* blk = a.work + (static_cast<int64_t>(bh) * a.NT + n) * block_elems(K, V);
+  bf16* w_g = blk;
+  bf16* q_g = blk + kChunk * K;
+  bf16* k_g = blk + 2 * kChunk * K;
+  bf16* aqk_g = blk + 3 * kChunk * K;
+  bf16* ut_g = aqk_g + kChunk * kChunk;
+
+  // A = (beta k) k^T and Aqk = q k^T for this warp's 16 rows; tiles right of the diagonal skipped.
+  {
+    const int m0 = warp * 16;
+    float accA[8][4] = {}, accQ[8][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      uint32_t ak[4], aq[4];
+      ldsm_x4(ak, a_rowmajor(kb_s, LDK, m0, kk * 16, lane));
+      ldsm_x4(aq, a_rowmajor(q_s, LDK, m0, kk * 16, lane));
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        if (np > warp) break;
+        uint32_t bk[4];
+        ldsm_x4(bk, b_from_nk(k_s, LDK, np * 16, kk * 16, lane));
+        mma_bf16(accA[2 * np], ak, bk);
+        mma_bf16(accA[2 * np + 1], ak, bk + 2);
+        mma_bf16(accQ[2 * np], aq, bk);
+        mma_bf16(accQ[2 * np + 1], aq, bk + 2);
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int row = m0 + g + hf * 8, col = nt * 8 + 2 * c;
+        L[row * kChunk + col] = col < row ? accA[nt][2 * hf] : 0.f;
+        L[row * kChunk + col + 1] = col + 1 < row ? accA[nt][2 * hf + 1] : 0.f;
+        const float s0 = col <= row ? accQ[nt][2 * hf] : 0.f, s1 = col + 1 <= row ? accQ[nt][2 * hf + 1] : 0.f;
+        *reinterpret_cast<uint32_t*>(aqk_g + row * kChunk + col) = pack_bf16(s0, s1);
+      }
+  }
+  __syncthreads();
+
+  if (tid < kChunk) {
+    // Column cl of (I + A)^-1: x_i = 0 (i < cl), x_cl = 1, x_i = -sum_{j < i} A[i][j] x_j (i > cl).
+    // Fully unrolled with x in registers: the terms j < cl vanish because x_j = 0 there, so every
+    // lane runs the same instructions and reads the same L element (a shared-memory broadcast).
+    const int cl = tid;
+    float x[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) {
+      const float* Li = L + i * kChunk;
+      float s = 0.f;
+#pragma unroll
+      for (int j = 0; j < i; ++j) s = fmaf(Li[j], x[j], s);
+      x[i] = i < cl ? 0.f : (i == cl ? 1.f : -s);
+    }
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) inv_s[i * kLdA + cl] = __float2bfloat16_rn(x[i]);
+  } else {
+    // Meanwhile the other two warps store the rounded q and k (16-byte chunks).
+    for (int i = tid - kChunk; i < 2 * kChunk * K / 8; i += 128 - kChunk) {
+      const int m = i / (kChunk * K / 8), j = i % (kChunk * K / 8), r = j / (K / 8), cc = j % (K / 8);
+      const bf16* src = (m == 0 ? q_s : k_s) + r * LDK + cc * 8;
+      bf16* dst = (m == 0 ? q_g : k_g) + r * K + cc * 8;
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    }
+  }
+  __syncthreads();
+
+  // w = inv (beta k): this warp's 16 rows; inv is lower triangular (k16 blocks past the warp's rows are 0).
+  {
+    const int m0 = warp * 16;
+    float acc[K / 8][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      if (kk > warp) break;
+      uint32_t ai[4];
+      ldsm_x4(ai, a_rowmajor(inv_s, kLdA, m0, kk * 16, lane));
+#pragma unroll
+      for (int np = 0; np < K / 16; ++np) {
+        uint32_t bb[4];
+        ldsm_x4_t(bb, b_from_kn(kb_s, LDK, np * 16, kk * 16, lane));
+        mma_bf16(acc[2 * np], ai, bb);
+        mma_bf16(acc[2 * np + 1], ai, bb + 2);
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int row = m0 + g + hf * 8, col = nt * 8 + 2 * c;
+        *reinterpret_cast<uint32_t*>(w_g + row * K + col) = pack_bf16(acc[nt][2 * hf], acc[nt][2 * hf + 1]);
+      }
+  }
+  // u^T = (beta v)^T inv^T: rows = value columns (16 per m tile), columns = tokens.
+  for (int mt = warp; mt < V / 16; mt += 4) {
+    float acc[8][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      uint32_t av[4];
+      ldsm_x4_t(av, a_transposed(vb_s, LDV, mt * 16, kk * 16, lane));
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        if (kk > np) continue;  // inv[t][t'] = 0 for t' > t
+        uint32_t bb[4];
+        ldsm_x4(bb, b_from_nk(inv_s, kLdA, np * 16, kk * 16, lane));
+        mma_bf16(acc[2 * np], av, bb);
+        mma_bf16(acc[2 * np + 1], av, bb + 2);
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int row = mt * 16 + g + hf * 8, col = nt * 8 + 2 * c;
+        *reinterpret_cast<uint32_t*>(ut_g + row * kChunk + col) = pack_bf16(acc[nt][2 * hf], acc[nt][2 * hf + 1]);
+      }
+  }
+#else
+  __trap();
+#endif
+}
+
+template <int K, int NW>
+__host__ __device__ constexpr int scan_stage_elems() {
+  return 3 * kChunk * (K + 8) + kChunk * kLdA + 16 * NW * kLdA;
+}
+
+template <int K, int NW>
+__global__ void __launch_bounds__(NW * 32) delta_scan_kernel(DeltaArgs a) {
+#ifdef FOXEVAL_DELTA_SM80
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  constexpr int LDK = K + 8, BV = 16 * NW, STAGE = scan_stage_elems<K, NW>(), CPR = K / 8;
+  bf16* smem = reinterpret_cast<bf16*>(smem_raw);
+  const int vt = blockIdx.x, bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  const int V = a.V, T = a.T, NT = a.NT, vw = vt * BV + warp * 16;
+
+  // S^T [16 value columns x K keys] of this warp: tile nt covers keys nt*8..nt*8+7; element e is
+  // (v = vw + g + 8*(e>>1), key = nt*8 + 2c + (e&1)).
+  float S[K / 8][4];
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int key = nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
+      S[nt][e] = a.state_in ? a.state_in[b * a.ss[0] + h * a.ss[1] + key * a.ss[2] + v * a.ss[3]] : 0.f;
+    }
+
+  const int64_t E = block_elems(K, V);
+  const bf16* src0 = a.work + static_cast<int64_t>(bh) * NT * E;
+  auto load_stage = [&](int n, int s) {
+    const bf16* src = src0 + n * E;
+    bf16* dst = smem + s * STAGE;
+    for (int i = threadIdx.x; i < 3 * kChunk * CPR; i += NW * 32) {
+      const int r = i / CPR, cc = i % CPR;
+      cp_async16(dst + r * LDK + cc * 8, src + r * K + cc * 8);
+    }
+    for (int i = threadIdx.x; i < kChunk * 8; i += NW * 32) {
+      const int r = i >> 3, cc = i & 7;
+      cp_async16(dst + 3 * kChunk * LDK + r * kLdA + cc * 8, src + 3 * kChunk * K + r * kChunk + cc * 8);
+    }
+    for (int i = threadIdx.x; i < BV * 8; i += NW * 32) {
+      const int r = i >> 3, cc = i & 7;
+      cp_async16(dst + 3 * kChunk * LDK + kChunk * kLdA + r * kLdA + cc * 8,
+                 src + 3 * kChunk * K + kChunk * kChunk + (vt * BV + r) * kChunk + cc * 8);
+    }
+    cp_async_commit();
+  };
+
+  float* ob = a.out + static_cast<int64_t>(bh) * T * V;
+  load_stage(0, 0);
+  for (int n = 0; n < NT; ++n) {
+    if (n + 1 < NT) {
+      load_stage(n + 1, (n + 1) & 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const bf16* w_s = smem + (n & 1) * STAGE;
+    const bf16* q_s = w_s + kChunk * LDK;
+    const bf16* k_s = q_s + kChunk * LDK;
+    const bf16* aqk_s = k_s + kChunk * LDK;
+    const bf16* u_s = aqk_s + kChunk * kLdA;
+
+    // S^T as bf16 A fragments (k16 block kk = key tiles 2kk, 2kk+1).
+    uint32_t sa[K / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      sa[kk][0] = pack_bf16(S[2 * kk][0], S[2 * kk][1]);
+      sa[kk][1] = pack_bf16(S[2 * kk][2], S[2 * kk][3]);
+      sa[kk][2] = pack_bf16(S[2 * kk + 1][0], S[2 * kk + 1][1]);
+      sa[kk][3] = pack_bf16(S[2 * kk + 1][2], S[2 * kk + 1][3]);
+    }
+    // P = S^T w^T and O = S^T q^T: [16 value columns x 64 tokens].
+    float P[8][4] = {}, O[8][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk)
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        uint32_t bw[4], bq[4];
+        ldsm_x4(bw, b_from_nk(w_s, LDK, np * 16, kk * 16, lane));
+        ldsm_x4(bq, b_from_nk(q_s, LDK, np * 16, kk * 16, lane));
+        mma_bf16(P[2 * np], sa[kk], bw);
+        mma_bf16(P[2 * np + 1], sa[kk], bw + 2);
+        mma_bf16(O[2 * np], sa[kk], bq);
+        mma_bf16(O[2 * np + 1], sa[kk], bq + 2);
+      }
+    // v_new^T = u^T - P, rounded to bf16 as an A operand (k16 block kk = token tiles 2kk, 2kk+1).
+    uint32_t va[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      const float2 u0 = unpack_bf16(*reinterpret_cast<const uint32_t*>(u_s + (warp * 16 + g) * kLdA + nt * 8 + 2 * c));
+      const float2 u1 =
+          unpack_bf16(*reinterpret_cast<const uint32_t*>(u_s + (warp * 16 + g + 8) * kLdA + nt * 8 + 2 * c));
+      va[nt >> 1][(nt & 1) * 2] = pack_bf16(u0.x - P[nt][0], u0.y - P[nt][1]);
+      va[nt >> 1][(nt & 1) * 2 + 1] = pack_bf16(u1.x - P[nt][2], u1.y - P[nt][3]);
+    }
+    // O += v_new^T Aqk^T (Aqk[t][t'] = 0 for t' > t: blocks with kk > np skipped).
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        if (kk > np) continue;
+        uint32_t bb[4];
+        ldsm_x4(bb, b_from_nk(aqk_s, kLdA, np * 16, kk * 16, lane));
+        mma_bf16(O[2 * np], va[kk], bb);
+        mma_bf16(O[2 * np + 1], va[kk], bb + 2);
+      }
+    const int t0 = n * kChunk;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int t = t0 + nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
+        if (t < T) ob[static_cast<int64_t>(t) * V + v] = O[nt][e];
+      }
+    // S^T += v_new^T K.
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int np = 0; np < K / 16; ++np) {
+        uint32_t bb[4];
+        ldsm_x4_t(bb, b_from_kn(k_s, LDK, np * 16, kk * 16, lane));
+        mma_bf16(S[2 * np], va[kk], bb);
+        mma_bf16(S[2 * np + 1], va[kk], bb + 2);
+      }
+    __syncthreads();  // every warp is done with this stage before it is refilled
+  }
+  float* so = a.state_out + static_cast<int64_t>(bh) * K * V;
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int key = nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
+      so[static_cast<int64_t>(key) * V + v] = S[nt][e];
+    }
+#else
+  __trap();
+#endif
+}
+
+struct StepArgs {
+  const float *q, *k, *v, *beta;
+  int64_t qs[2], ks[2], vs[2], bs[2];  // b, h strides
+  int H, V;
+  float scale;
+  float* state;  // updated in place
+  int64_t ss[4];
+  float* out;  // [B, H, 1, V] contiguous
+};
+
+// One token: a CTA per (32 value columns, b*h); thread (x, y) holds column x for keys
+// y*K/8 .. y*K/8 + K/8 - 1 in registers; the two key sums go through shared memory.
+template <int K>
+__global__ void __launch_bounds__(256) delta_step_kernel(StepArgs a) {
+  constexpr int KPT = K / 8;
+  __shared__ float q_s[K], k_s[K], red[8][32], u_s[32];
+  const int bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 32 + tx, v = blockIdx.x * 32 + tx;
+  if (tid < K) {
+    q_s[tid] = a.q[b * a.qs[0] + h * a.qs[1] + tid];
+    k_s[tid] = a.k[b * a.ks[0] + h * a.ks[1] + tid];
+  }
+  __syncthreads();
+  float* sp = a.state + b * a.ss[0] + h * a.ss[1] + v * a.ss[3];
+  float s[KPT], part = 0.f;
+#pragma unroll
+  for (int i = 0; i < KPT; ++i) {
+    const int key = ty * KPT + i;
+    s[i] = sp[key * a.ss[2]];
+    part = fmaf(k_s[key], s[i], part);
+  }
+  red[ty][tx] = part;
+  __syncthreads();
+  if (ty == 0) {
+    float kS = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) kS += red[j][tx];
+    const float beta = a.beta[b * a.bs[0] + h * a.bs[1]];
+    u_s[tx] = beta * (a.v[b * a.vs[0] + h * a.vs[1] + v] - kS);
+  }
+  __syncthreads();
+  const float u = u_s[tx];
+  part = 0.f;
+#pragma unroll
+  for (int i = 0; i < KPT; ++i) {
+    const int key = ty * KPT + i;
+    s[i] = fmaf(k_s[key], u, s[i]);
+    sp[key * a.ss[2]] = s[i];
+    part = fmaf(q_s[key], s[i], part);
+  }
+  red[ty][tx] = part;
+  __syncthreads();
+  if (ty == 0) {
+    float o = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) o += red[j][tx];
+    a.out[static_cast<int64_t>(bh) * a.V + v] = a.scale * o;
+  }
+}
+
+int scan_smem_bytes(int K, int NW) {
+  const int stage = 3 * kChunk * (K + 8) + kChunk * kLdA + 16 * NW * kLdA;
+  return 2 * stage * 2;
+}
+
+int max_dynamic_smem(int device) {
+  int v = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return v;
+}
+
+void check_state(const at::Tensor& state, const at::Tensor& q, int64_t V, const char* fn) {
+  if (!state.defined()) return;
+  const int64_t B = q.size(0), H = q.size(1), K = q.size(3);
+  if (state.dim() != 4 || state.size(0) != B || state.size(1) != H || state.size(2) != K || state.size(3) != V ||
+      state.scalar_type() != at::kFloat || state.device() != q.device())
+    throw Error(fmt::format("{}: state must be fp32 [{}, {}, {}, {}] on {}, got {} {} on {}", fn, B, H, K, V,
+                            q.device().str(), std::string(c10::toString(state.scalar_type())),
+                            c10::str(state.sizes()), state.device().str()));
+}
+
+template <typename Kernel>
+void launch_with_smem(Kernel kernel, dim3 grid, dim3 block, int smem, const DeltaArgs& args) {
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  kernel<<<grid, block, smem, at::cuda::getCurrentCUDAStream()>>>(args);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <int K>
+void run_chunked(const DeltaArgs& args, int64_t BH, int sm_count) {
+  const int V = args.V;
+  launch_with_smem(delta_prep_kernel<K>, dim3(args.NT, BH), dim3(128), prep_smem_bytes(K, V), args);
+  // 2 warps (32 value columns) per CTA unless that already gives two CTAs per SM.
+  if (V % 64 == 0 && BH * (V / 32) >= 2 * sm_count)
+    launch_with_smem(delta_scan_kernel<K, 4>, dim3(V / 64, BH), dim3(128), scan_smem_bytes(K, 4), args);
+  else
+    launch_with_smem(delta_scan_kernel<K, 2>, dim3(V / 32, BH), dim3(64), scan_smem_bytes(K, 2), args);
+}
+
+}  // namespace
+
+bool delta_rule_cuda_supports(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta) {
+  if (!q.defined() || !k.defined() || !v.defined() || !beta.defined()) return false;
+  if (!q.is_cuda() || k.device() != q.device() || v.device() != q.device() || beta.device() != q.device()) return false;
+  for (const at::Tensor* t : {&q, &k, &v, &beta})
+    if (t->scalar_type() != at::kFloat) return false;
+  if (q.dim() != 4 || k.sizes() != q.sizes() || v.dim() != 4 || beta.dim() != 3) return false;
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
+  if (v.size(0) != B || v.size(1) != H || v.size(2) != T || beta.size(0) != B || beta.size(1) != H || beta.size(2) != T)
+    return false;
+  if (B * H == 0 || T == 0 || B * H > 65535) return false;
+  if (K != 64 && K != 128) return false;
+  if (V % 32 != 0 || V < 32 || V > 256) return false;
+  if (q.stride(3) != 1 || k.stride(3) != 1 || v.stride(3) != 1) return false;
+  const int device = q.get_device();
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(device);
+  if (prop->major < 8) return false;
+  const int need = std::max(prep_smem_bytes(static_cast<int>(K), static_cast<int>(V)), scan_smem_bytes(static_cast<int>(K), 4));
+  return max_dynamic_smem(device) >= need;
+}
+
+at::Tensor delta_rule_chunked_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   const at::Tensor& beta, double scale, at::Tensor& state) {
+  if (!delta_rule_cuda_supports(q, k, v, beta))
+    throw Error("delta_rule_chunked_cuda: unsupported arguments (see delta_rule_cuda_supports)");
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
+  check_state(state, q, V, "delta_rule_chunked_cuda");
+  const c10::cuda::CUDAGuard guard(q.device());
+  const int64_t NT = (T + kChunk - 1) / kChunk;
+  at::Tensor work = at::empty({B * H * NT * block_elems(static_cast<int>(K), static_cast<int>(V))},
+                              q.options().dtype(at::kBFloat16));
+  at::Tensor out = at::empty({B, H, T, V}, q.options());
+  at::Tensor state_out = at::empty({B, H, K, V}, q.options());
+  DeltaArgs args{};
+  args.q = q.data_ptr<float>(), args.k = k.data_ptr<float>(), args.v = v.data_ptr<float>();
+  args.beta = beta.data_ptr<float>();
+  for (int i = 0; i < 3; ++i) {
+    args.qs[i] = q.stride(i), args.ks[i] = k.stride(i), args.vs[i] = v.stride(i), args.bs[i] = beta.stride(i);
+  }
+  args.H = static_cast<int>(H), args.T = static_cast<int>(T), args.V = static_cast<int>(V);
+  args.NT = static_cast<int>(NT);
+  args.scale = static_cast<float>(scale);
+  args.work = reinterpret_cast<bf16*>(work.data_ptr<at::BFloat16>());
+  args.out = out.data_ptr<float>();
+  args.state_in = state.defined() ? state.data_ptr<float>() : nullptr;
+  if (state.defined())
+    for (int i = 0; i < 4; ++i) args.ss[i] = state.stride(i);
+  args.state_out = state_out.data_ptr<float>();
+  const int sms = at::cuda::getDeviceProperties(q.get_device())->multiProcessorCount;
+  if (K == 64) run_chunked<64>(args, B * H, sms);
+  else run_chunked<128>(args, B * H, sms);
+  state = state_out;
+  return out;
+}
+
+at::Tensor delta_rule_step_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
+                                double scale, at::Tensor& state) {
+  if (!delta_rule_cuda_supports(q, k, v, beta) || q.size(2) != 1)
+    throw Error("delta_rule_step_cuda: unsupported arguments (T must be 1; see delta_rule_cuda_supports)");
+  const int64_t B = q.size(0), H = q.size(1), K = q.size(3), V = v.size(3);
+  check_state(state, q, V, "delta_rule_step_cuda");
+  const c10::cuda::CUDAGuard guard(q.device());
+  if (!state.defined()) state = at::zeros({B, H, K, V}, q.options());
+  at::Tensor out = at::empty({B, H, 1, V}, q.options());
+  StepArgs args{};
+  args.q = q.data_ptr<float>(), args.k = k.data_ptr<float>(), args.v = v.data_ptr<float>();
+  args.beta = beta.data_ptr<float>();
+  for (int i = 0; i < 2; ++i) {
+    args.qs[i] = q.stride(i), args.ks[i] = k.stride(i), args.vs[i] = v.stride(i), args.bs[i] = beta.stride(i);
+  }
+  args.H = static_cast<int>(H), args.V = static_cast<int>(V);
+  args.scale = static_cast<float>(scale);
+  args.state = state.data_ptr<float>();
+  for (int i = 0; i < 4; ++i) args.ss[i] = state.stride(i);
+  args.out = out.data_ptr<float>();
+  const dim3 grid(V / 32, B * H), block(32, 8);
+  auto stream = at::cuda::getCurrentCUDAStream();
+  if (K == 64) delta_step_kernel<64><<<grid, block, 0, stream>>>(args);
+  else delta_step_kernel<128><<<grid, block, 0, stream>>>(args);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+}  // namespace kernels
+}  // namespace foxeval

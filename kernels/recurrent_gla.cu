@@ -1,0 +1,717 @@
+// Gated linear attention kernels (see kernels/recurrent_gla.h and the section in kernels/NOTES.md).
+//
+// Chunks of C = 64 tokens; b = the within-chunk inclusive cumulative log decay (fp32, <= 0,
+// non-increasing in t), b_last = b at the chunk's last row (padded rows have g = 0, k = v = 0).
+//   state pass (gla_state_kernel), grid (V/64, K/64, B*H), sequential over chunks:
+//     hs[n] = S (bf16);  S = diag(exp(b_last)) S + (k * exp(b_last - b))^T v
+//   output pass (gla_output_kernel), grid (chunks, B*H):
+//     o = scale * ((q * exp(b)) hs[n] + A v),  A[i,j] = sum_k q_ik k_jk exp(b_ik - b_jk), j <= i
+// A with a per-key gate (fla's chunk_gla scheme): 16-row sub-blocks; off-diagonal blocks (J < I)
+// as (q * exp(b - r)) (k * exp(r - b))^T with r = b at the first row of query block I (both
+// exponents <= 0), diagonal blocks elementwise in fp32. With a scalar gate A = (q k^T) *
+// exp(b_i - b_j) on the fp32 accumulator, and exp(b_i) scales the inter-chunk product after it
+// (as mamba_ssm's chunk scan).
+#include "kernels/recurrent_gla.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_bf16.h>
+
+#include <c10/util/StringUtil.h>
+
+#include <cstdint>
+#include <string>
+
+#include "data/errors.h"
+
+namespace foxeval {
+namespace kernels {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kC = 64;  // chunk length
+
+struct GlaParams {
+  const float *q, *k, *v, *g;
+  int64_t sq[3], sk[3], sv[3], sg[3];  // strides of dims B, H, T (elements)
+  int H, T, NT;
+  float scale;
+  const float* state_in;  // [BH, K, V] contiguous, or null (zeros)
+  float* state_out;       // [BH, K, V]
+  bf16* hs;               // [BH, NT, K, V]: the state at the start of each chunk
+  float* out;             // [BH, T, V]
+};
+
+// ---------------------------------------------------------------- tensor-core helpers
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  __trap();  // gla_cuda_supports() is false below sm_80
+#endif
+}
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Four 8x8 bf16 matrices; lane l gives the row address of matrix l / 8.
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(p)));
+#else
+  __trap();
+#endif
+}
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(p)));
+#else
+  __trap();
+#endif
+}
+
+// A fragment (16x16, rows m0.., cols k0..) of a row-major [m][k] bf16 tile with row stride ld.
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* s, int ld, int m0, int k0, int lane) {
+  ldsm_x4(a, s + (m0 + (lane & 15)) * ld + k0 + ((lane >> 4) << 3));
+}
+// A fragment of A = X^T, X stored row-major [k][m] (row stride ld).
+__device__ __forceinline__ void load_a_trans(uint32_t (&a)[4], const bf16* s, int ld, int m0, int k0, int lane) {
+  const int mi = lane >> 3, r = lane & 7;
+  ldsm_x4_trans(a, s + (k0 + r + ((mi >> 1) << 3)) * ld + m0 + ((mi & 1) << 3));
+}
+// B fragments of two n-tiles (n0.., n0+8..) from a row-major [k][n] tile: b[0], b[1] for n0,
+// b[2], b[3] for n0 + 8.
+__device__ __forceinline__ void load_b_kn(uint32_t (&b)[4], const bf16* s, int ld, int k0, int n0, int lane) {
+  ldsm_x4_trans(b, s + (k0 + (lane & 15)) * ld + n0 + ((lane >> 4) << 3));
+}
+// The same from a row-major [n][k] tile (B = X^T).
+__device__ __forceinline__ void load_b_nk(uint32_t (&b)[4], const bf16* s, int ld, int k0, int n0, int lane) {
+  ldsm_x4(b, s + (n0 + (lane & 7) + ((lane >> 4) << 3)) * ld + k0 + (((lane >> 3) & 1) << 3));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&h);
+}
+__device__ __forceinline__ float2 unpack_bf16(uint32_t u) {
+  __nv_bfloat162 h;
+  *reinterpret_cast<uint32_t*>(&h) = u;
+  return __bfloat1622float2(h);
+}
+// 4 floats -> 4 bf16 at an 8-byte aligned smem address.
+__device__ __forceinline__ void store4_bf16(bf16* p, float4 x) {
+  *reinterpret_cast<uint2*>(p) = make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
+}
+
+__device__ __forceinline__ float4 ldg4(const float* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
+
+// Inclusive cumulative sum of s[0..63] (fp32) in place, by one warp.
+__device__ __forceinline__ void warp_cumsum64(float* s, int lane) {
+  const float x0 = s[2 * lane], x1 = s[2 * lane + 1];
+  float incl = x0 + x1;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const float y = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += y;
+  }
+  float excl = __shfl_up_sync(0xffffffffu, incl, 1);
+  if (lane == 0) excl = 0.f;
+  s[2 * lane] = excl + x0;
+  s[2 * lane + 1] = incl;
+}
+
+// ---------------------------------------------------------------- state pass
+// CTA: (V tile of 64, K tile of 64, b*H+h), 4 warps; warp w owns state rows 16w..16w+15 of the
+// key tile, all 64 columns (8 m16n8 accumulators). The next chunk's inputs are loaded into
+// registers while the current one is processed.
+constexpr int kStateThreads = 128;
+constexpr int kLdF = 64 + 4;  // fp32 [t][key] tiles
+constexpr int kLdH = 64 + 8;  // bf16 [t][key|v] tiles
+constexpr int kStateSmem = 2 * kC * kLdF * 4 + 2 * kC * kLdH * 2;
+
+template <bool kPerKey>
+__global__ void __launch_bounds__(kStateThreads) gla_state_kernel(GlaParams p, int K, int V) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* gs = reinterpret_cast<float*>(smem);  // [kC][kLdF] gates -> b (per key); [kC] (scalar)
+  float* ks = gs + kC * kLdF;                  // [kC][kLdF] k
+  bf16* kd = reinterpret_cast<bf16*>(ks + kC * kLdF);  // [kC][kLdH] k * exp(b_last - b)
+  bf16* vs = kd + kC * kLdH;                            // [kC][kLdH] v
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g8 = lane >> 2, t4 = lane & 3;
+  const int vt = blockIdx.x, kt = blockIdx.y, bh = blockIdx.z, b = bh / p.H, h = bh % p.H;
+  const int key0 = kt * 64, v0 = vt * 64;
+  const float* qk = p.k + b * p.sk[0] + h * p.sk[1] + key0;
+  const float* qv = p.v + b * p.sv[0] + h * p.sv[1] + v0;
+  const float* qg = p.g + b * p.sg[0] + h * p.sg[1] + (kPerKey ? key0 : 0);
+
+  // Accumulator element (row, col) of n-tile j: rows r0 = 16w + g8 (c[0], c[1]), r0 + 8 (c[2], c[3]).
+  const int r0 = 16 * warp + g8;
+  float acc[8][4];
+  {
+    const float* s0 = p.state_in ? p.state_in + (int64_t)bh * K * V : nullptr;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int c = v0 + 8 * j + 2 * t4;
+      if (s0) {
+        const float2 x = *reinterpret_cast<const float2*>(s0 + (int64_t)(key0 + r0) * V + c);
+        const float2 y = *reinterpret_cast<const float2*>(s0 + (int64_t)(key0 + r0 + 8) * V + c);
+        acc[j][0] = x.x; acc[j][1] = x.y; acc[j][2] = y.x; acc[j][3] = y.y;
+      } else {
+        acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+      }
+    }
+  }
+
+  // Register prefetch: unit r covers row t = tid / 16 + 8 r, columns 4 (tid % 16) .. + 3.
+  float4 pk[8], pv[8], pg[8];
+  float pgs = 0.f;
+  auto load_chunk = [&](int n) {
+    const int t0 = n * kC;
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      const int t = (tid >> 4) + 8 * r, c = (tid & 15) * 4;
+      const bool ok = t0 + t < p.T;
+      const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+      pk[r] = ok ? ldg4(qk + (int64_t)(t0 + t) * p.sk[2] + c) : z;
+      pv[r] = ok ? ldg4(qv + (int64_t)(t0 + t) * p.sv[2] + c) : z;
+      if (kPerKey) pg[r] = ok ? ldg4(qg + (int64_t)(t0 + t) * p.sg[2] + c) : z;
+    }
+    if (!kPerKey) pgs = (tid < kC && t0 + tid < p.T) ? __ldg(qg + (int64_t)(t0 + tid) * p.sg[2]) : 0.f;
+  };
+
+  load_chunk(0);
+  for (int n = 0; n < p.NT; ++n) {
+    // The state at the start of chunk n.
+    bf16* hn = p.hs + ((int64_t)bh * p.NT + n) * K * V;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int c = v0 + 8 * j + 2 * t4;
+      *reinterpret_cast<uint32_t*>(hn + (int64_t)(key0 + r0) * V + c) = pack_bf16(acc[j][0], acc[j][1]);
+      *reinterpret_cast<uint32_t*>(hn + (int64_t)(key0 + r0 + 8) * V + c) = pack_bf16(acc[j][2], acc[j][3]);
+    }
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      const int t = (tid >> 4) + 8 * r, c = (tid & 15) * 4;
+      *reinterpret_cast<float4*>(ks + t * kLdF + c) = pk[r];
+      if (kPerKey) *reinterpret_cast<float4*>(gs + t * kLdF + c) = pg[r];
+      store4_bf16(vs + t * kLdH + c, pv[r]);
+    }
+    if (!kPerKey && tid < kC) gs[tid] = pgs;
+    __syncthreads();
+    if (n + 1 < p.NT) load_chunk(n + 1);
+
+    // b = cumulative sum of g over the chunk.
+    if (kPerKey) {
+      const int key = tid & 63, half = tid >> 6;
+      float s = 0.f;
+      for (int t = 32 * half; t < 32 * half + 32; ++t) {
+        s += gs[t * kLdF + key];
+        gs[t * kLdF + key] = s;
+      }
+      __syncthreads();
+      if (half == 1) {
+        const float off = gs[31 * kLdF + key];
+        for (int t = 32; t < 64; ++t) gs[t * kLdF + key] += off;
+      }
+    } else if (warp == 0) {
+      warp_cumsum64(gs, lane);
+    }
+    __syncthreads();
+
+    // kd = bf16(k * exp(b_last - b)); exponent <= 0.
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      const int t = (tid >> 4) + 8 * r, c = (tid & 15) * 4;
+      const float4 kv = *reinterpret_cast<const float4*>(ks + t * kLdF + c);
+      float4 d;
+      if (kPerKey) {
+        const float4 bl = *reinterpret_cast<const float4*>(gs + (kC - 1) * kLdF + c);
+        const float4 bt = *reinterpret_cast<const float4*>(gs + t * kLdF + c);
+        d = make_float4(kv.x * __expf(bl.x - bt.x), kv.y * __expf(bl.y - bt.y), kv.z * __expf(bl.z - bt.z),
+                        kv.w * __expf(bl.w - bt.w));
+      } else {
+        const float e = __expf(gs[kC - 1] - gs[t]);
+        d = make_float4(kv.x * e, kv.y * e, kv.z * e, kv.w * e);
+      }
+      store4_bf16(kd + t * kLdH + c, d);
+    }
+    __syncthreads();
+
+    // S = diag(exp(b_last)) S + kd^T v.
+    {
+      const float e0 = __expf(kPerKey ? gs[(kC - 1) * kLdF + r0] : gs[kC - 1]);
+      const float e1 = __expf(kPerKey ? gs[(kC - 1) * kLdF + r0 + 8] : gs[kC - 1]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        acc[j][0] *= e0; acc[j][1] *= e0; acc[j][2] *= e1; acc[j][3] *= e1;
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < kC / 16; ++kk) {
+      uint32_t a[4];
+      load_a_trans(a, kd, kLdH, 16 * warp, 16 * kk, lane);
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        uint32_t bb[4];
+        load_b_kn(bb, vs, kLdH, 16 * kk, 16 * np, lane);
+        mma_bf16(acc[2 * np], a, bb[0], bb[1]);
+        mma_bf16(acc[2 * np + 1], a, bb[2], bb[3]);
+      }
+    }
+    __syncthreads();
+  }
+
+  float* so = p.state_out + (int64_t)bh * K * V;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int c = v0 + 8 * j + 2 * t4;
+    *reinterpret_cast<float2*>(so + (int64_t)(key0 + r0) * V + c) = make_float2(acc[j][0], acc[j][1]);
+    *reinterpret_cast<float2*>(so + (int64_t)(key0 + r0 + 8) * V + c) = make_float2(acc[j][2], acc[j][3]);
+  }
+}
+
+// ---------------------------------------------------------------- output pass
+// CTA: (chunk n, b*H+h), 8 warps. Phase A: warp w computes rows 16(w%4).. of A (half of the
+// sub-blocks each); phase C: warp w computes rows 16(w%4).. and half w/4 of the V columns.
+constexpr int kOutThreads = 256;
+
+template <int K, int V, bool kPerKey>
+struct OutLayout {
+  static constexpr int kLdQ = K + 8, kLdV = V + 8, kLdA = kC + 8, kLdB = K + 8;
+  static constexpr int kQ = 0;                              // bf16 [kC][kLdQ] q, then q * exp(b)
+  static constexpr int kVs = kQ + kC * kLdQ * 2;            // bf16 [kC][kLdV] v
+  static constexpr int kA = kVs + kC * kLdV * 2;            // bf16 [kC][kLdA] A
+  static constexpr int kBsc = kA + kC * kLdA * 2;           // fp32 [kC] b (scalar gate)
+  static constexpr int kR = kBsc + kC * 4;                  // phase A: k, b; phase C: S
+  static constexpr int kKs = kR;                            // bf16 [kC][kLdQ]
+  static constexpr int kBs = kKs + kC * kLdQ * 2;           // fp32 [kC][kLdB] (per-key gate)
+  static constexpr int kRBytesA = kC * kLdQ * 2 + (kPerKey ? kC * kLdB * 4 : 0);
+  static constexpr int kRBytesC = K * kLdV * 2;             // bf16 [K][kLdV] S
+  static constexpr int kBytes = kR + (kRBytesA > kRBytesC ? kRBytesA : kRBytesC);
+};
+
+template <int K, int V, bool kPerKey>
+__global__ void __launch_bounds__(kOutThreads) gla_output_kernel(GlaParams p) {
+  using L = OutLayout<K, V, kPerKey>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* qs = reinterpret_cast<bf16*>(smem + L::kQ);
+  bf16* vs = reinterpret_cast<bf16*>(smem + L::kVs);
+  bf16* as = reinterpret_cast<bf16*>(smem + L::kA);
+  float* bsc = reinterpret_cast<float*>(smem + L::kBsc);
+  bf16* ks = reinterpret_cast<bf16*>(smem + L::kKs);
+  float* bs = reinterpret_cast<float*>(smem + L::kBs);
+  bf16* ss = reinterpret_cast<bf16*>(smem + L::kR);
+  constexpr int kLdQ = L::kLdQ, kLdV = L::kLdV, kLdA = L::kLdA, kLdB = L::kLdB;
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g8 = lane >> 2, t4 = lane & 3;
+  const int n = blockIdx.x, bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
+  const int t0 = n * kC;
+  const float* pq = p.q + b * p.sq[0] + h * p.sq[1];
+  const float* pk = p.k + b * p.sk[0] + h * p.sk[1];
+  const float* pv = p.v + b * p.sv[0] + h * p.sv[1];
+  const float* pg = p.g + b * p.sg[0] + h * p.sg[1];
+  const float4 z4 = make_float4(0.f, 0.f, 0.f, 0.f);
+
+  // Phase 0: q, k, v (bf16), g (fp32), rows past T zero; A zero.
+  for (int i = tid; i < kC * K / 4; i += kOutThreads) {
+    const int t = i / (K / 4), c = (i % (K / 4)) * 4;
+    const bool ok = t0 + t < p.T;
+    store4_bf16(qs + t * kLdQ + c, ok ? ldg4(pq + (int64_t)(t0 + t) * p.sq[2] + c) : z4);
+    store4_bf16(ks + t * kLdQ + c, ok ? ldg4(pk + (int64_t)(t0 + t) * p.sk[2] + c) : z4);
+    if (kPerKey) *reinterpret_cast<float4*>(bs + t * kLdB + c) = ok ? ldg4(pg + (int64_t)(t0 + t) * p.sg[2] + c) : z4;
+  }
+  for (int i = tid; i < kC * V / 4; i += kOutThreads) {
+    const int t = i / (V / 4), c = (i % (V / 4)) * 4;
+    store4_bf16(vs + t * kLdV + c, t0 + t < p.T ? ldg4(pv + (int64_t)(t0 + t) * p.sv[2] + c) : z4);
+  }
+  if (!kPerKey && tid < kC) bsc[tid] = t0 + tid < p.T ? __ldg(pg + (int64_t)(t0 + tid) * p.sg[2]) : 0.f;
+  for (int i = tid; i < kC * kLdA / 8; i += kOutThreads) reinterpret_cast<uint4*>(as)[i] = make_uint4(0, 0, 0, 0);
+  // The chunk's start state (bf16 [K][V]) into registers now; stored after phase A, over k and b.
+  constexpr int kSUnits = K * V / 8 / kOutThreads;
+  uint4 sreg[kSUnits];
+  {
+    const uint4* hn = reinterpret_cast<const uint4*>(p.hs + ((int64_t)bh * p.NT + n) * K * V);
+#pragma unroll
+    for (int r = 0; r < kSUnits; ++r) sreg[r] = hn[tid + r * kOutThreads];
+  }
+  __syncthreads();
+
+  // Cumulative gates.
+  if (kPerKey) {
+    constexpr int kParts = kOutThreads / K, kSeg = kC / kParts;
+    const int key = tid % K, part = tid / K;
+    float s = 0.f;
+    for (int t = part * kSeg; t < (part + 1) * kSeg; ++t) {
+      s += bs[t * kLdB + key];
+      bs[t * kLdB + key] = s;
+    }
+    __syncthreads();
+    float off = 0.f;
+    for (int q = 0; q < part; ++q) off += bs[((q + 1) * kSeg - 1) * kLdB + key];
+    __syncthreads();
+    if (part > 0)
+      for (int t = part * kSeg; t < (part + 1) * kSeg; ++t) bs[t * kLdB + key] += off;
+  } else if (warp == 0) {
+    warp_cumsum64(bsc, lane);
+  }
+  __syncthreads();
+
+  // Phase A: the intra-chunk scores, rows of query block I, bf16 into as.
+  const int I = warp & 3, part = warp >> 2;
+  if (kPerKey) {
+    if (I > part) {  // this warp has an off-diagonal block J < I with J % 2 == part
+      // q * exp(b - r), r = b at row 16 I: A fragments for all K / 16 k-steps.
+      const float* rr = bs + 16 * I * kLdB;
+      uint32_t qa[K / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < K / 16; ++kk) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = 16 * I + g8 + ((e & 1) << 3), col = 16 * kk + 2 * t4 + ((e >> 1) << 3);
+          const float2 qv = unpack_bf16(*reinterpret_cast<const uint32_t*>(qs + row * kLdQ + col));
+          const float2 bv = *reinterpret_cast<const float2*>(bs + row * kLdB + col);
+          const float2 rv = *reinterpret_cast<const float2*>(rr + col);
+          qa[kk][e] = pack_bf16(qv.x * __expf(bv.x - rv.x), qv.y * __expf(bv.y - rv.y));
+        }
+      }
+      for (int J = part; J < I; J += 2) {
+        float c2[2][4] = {};
+#pragma unroll
+        for (int kk = 0; kk < K / 16; ++kk) {
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) {
+            const int j = 16 * J + 8 * nt + g8;
+            uint32_t bb[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int col = 16 * kk + 2 * t4 + 8 * e;
+              const float2 kv = unpack_bf16(*reinterpret_cast<const uint32_t*>(ks + j * kLdQ + col));
+              const float2 bv = *reinterpret_cast<const float2*>(bs + j * kLdB + col);
+              const float2 rv = *reinterpret_cast<const float2*>(rr + col);
+              bb[e] = pack_bf16(kv.x * __expf(rv.x - bv.x), kv.y * __expf(rv.y - bv.y));
+            }
+            mma_bf16(c2[nt], qa[kk], bb[0], bb[1]);
+          }
+        }
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          const int col = 16 * J + 8 * nt + 2 * t4, row = 16 * I + g8;
+          *reinterpret_cast<uint32_t*>(as + row * kLdA + col) = pack_bf16(c2[nt][0], c2[nt][1]);
+          *reinterpret_cast<uint32_t*>(as + (row + 8) * kLdA + col) = pack_bf16(c2[nt][2], c2[nt][3]);
+        }
+      }
+    }
+    // Diagonal block, elementwise in fp32: the 136 pairs j <= i over the two warps of block I.
+    for (int pidx = part * 32 + lane; pidx < 136; pidx += 64) {
+      int i = 0;
+      while ((i + 1) * (i + 2) / 2 <= pidx) ++i;
+      const int j = pidx - i * (i + 1) / 2;
+      const int ri = 16 * I + i, rj = 16 * I + j;
+      float s = 0.f;
+#pragma unroll 4
+      for (int c = 0; c < K; c += 8) {
+        const uint4 qu = *reinterpret_cast<const uint4*>(qs + ri * kLdQ + c);
+        const uint4 ku = *reinterpret_cast<const uint4*>(ks + rj * kLdQ + c);
+        const float4 bi0 = *reinterpret_cast<const float4*>(bs + ri * kLdB + c);
+        const float4 bi1 = *reinterpret_cast<const float4*>(bs + ri * kLdB + c + 4);
+        const float4 bj0 = *reinterpret_cast<const float4*>(bs + rj * kLdB + c);
+        const float4 bj1 = *reinterpret_cast<const float4*>(bs + rj * kLdB + c + 4);
+        const float2 q0 = unpack_bf16(qu.x), q1 = unpack_bf16(qu.y), q2 = unpack_bf16(qu.z), q3 = unpack_bf16(qu.w);
+        const float2 k0 = unpack_bf16(ku.x), k1 = unpack_bf16(ku.y), k2 = unpack_bf16(ku.z), k3 = unpack_bf16(ku.w);
+        s += q0.x * k0.x * __expf(bi0.x - bj0.x);
+        s += q0.y * k0.y * __expf(bi0.y - bj0.y);
+        s += q1.x * k1.x * __expf(bi0.z - bj0.z);
+        s += q1.y * k1.y * __expf(bi0.w - bj0.w);
+        s += q2.x * k2.x * __expf(bi1.x - bj1.x);
+        s += q2.y * k2.y * __expf(bi1.y - bj1.y);
+        s += q3.x * k3.x * __expf(bi1.z - bj1.z);
+        s += q3.y * k3.y * __expf(bi1.w - bj1.w);
+      }
+      as[ri * kLdA + rj] = __float2bfloat16_rn(s);
+    }
+  } else {
+    // (q k^T) * exp(b_i - b_j) on the fp32 accumulator, blocks J <= I with J % 2 == part.
+    for (int J = part; J <= I; J += 2) {
+      float c2[2][4] = {};
+#pragma unroll
+      for (int kk = 0; kk < K / 16; ++kk) {
+        uint32_t a[4], bb[4];
+        load_a(a, qs, kLdQ, 16 * I, 16 * kk, lane);
+        load_b_nk(bb, ks, kLdQ, 16 * kk, 16 * J, lane);
+        mma_bf16(c2[0], a, bb[0], bb[1]);
+        mma_bf16(c2[1], a, bb[2], bb[3]);
+      }
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        const int col = 16 * J + 8 * nt + 2 * t4;
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int row = 16 * I + g8 + 8 * hh;
+          const float bi = bsc[row];
+          const float x0 = col <= row ? c2[nt][2 * hh] * __expf(bi - bsc[col]) : 0.f;
+          const float x1 = col + 1 <= row ? c2[nt][2 * hh + 1] * __expf(bi - bsc[col + 1]) : 0.f;
+          *reinterpret_cast<uint32_t*>(as + row * kLdA + col) = pack_bf16(x0, x1);
+        }
+      }
+    }
+  }
+  __syncthreads();
+
+  // Phase B: q * exp(b) (per-key gate; reads b before S overwrites it), then S into smem.
+  if (kPerKey) {
+    for (int i = tid; i < kC * K / 8; i += kOutThreads) {
+      const int t = i / (K / 8), c = (i % (K / 8)) * 8;
+      uint4 u = *reinterpret_cast<const uint4*>(qs + t * kLdQ + c);
+      const float4 b0 = *reinterpret_cast<const float4*>(bs + t * kLdB + c);
+      const float4 b1 = *reinterpret_cast<const float4*>(bs + t * kLdB + c + 4);
+      float2 x;
+      x = unpack_bf16(u.x); u.x = pack_bf16(x.x * __expf(b0.x), x.y * __expf(b0.y));
+      x = unpack_bf16(u.y); u.y = pack_bf16(x.x * __expf(b0.z), x.y * __expf(b0.w));
+      x = unpack_bf16(u.z); u.z = pack_bf16(x.x * __expf(b1.x), x.y * __expf(b1.y));
+      x = unpack_bf16(u.w); u.w = pack_bf16(x.x * __expf(b1.z), x.y * __expf(b1.w));
+      *reinterpret_cast<uint4*>(qs + t * kLdQ + c) = u;
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int r = 0; r < kSUnits; ++r) {
+    const int i = tid + r * kOutThreads, row = i / (V / 8), c = (i % (V / 8)) * 8;
+    *reinterpret_cast<uint4*>(ss + row * kLdV + c) = sreg[r];
+  }
+  __syncthreads();
+
+  // Phase C: o = (q * exp(b)) S + A v for rows 16 I.., columns vh * V / 2 ...
+  constexpr int kNV = V / 2, kNT = kNV / 8;
+  const int vh = warp >> 2, c0 = vh * kNV;
+  float acc[kNT][4];
+#pragma unroll
+  for (int j = 0; j < kNT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    uint32_t a[4];
+    load_a(a, qs, kLdQ, 16 * I, 16 * kk, lane);
+#pragma unroll
+    for (int np = 0; np < kNT / 2; ++np) {
+      uint32_t bb[4];
+      load_b_kn(bb, ss, kLdV, 16 * kk, c0 + 16 * np, lane);
+      mma_bf16(acc[2 * np], a, bb[0], bb[1]);
+      mma_bf16(acc[2 * np + 1], a, bb[2], bb[3]);
+    }
+  }
+  if (!kPerKey) {
+    const float e0 = __expf(bsc[16 * I + g8]), e1 = __expf(bsc[16 * I + g8 + 8]);
+#pragma unroll
+    for (int j = 0; j < kNT; ++j) {
+      acc[j][0] *= e0; acc[j][1] *= e0; acc[j][2] *= e1; acc[j][3] *= e1;
+    }
+  }
+  for (int J = 0; J <= I; ++J) {
+    uint32_t a[4];
+    load_a(a, as, kLdA, 16 * I, 16 * J, lane);
+#pragma unroll
+    for (int np = 0; np < kNT / 2; ++np) {
+      uint32_t bb[4];
+      load_b_kn(bb, vs, kLdV, 16 * J, c0 + 16 * np, lane);
+      mma_bf16(acc[2 * np], a, bb[0], bb[1]);
+      mma_bf16(acc[2 * np + 1], a, bb[2], bb[3]);
+    }
+  }
+  float* po = p.out + (int64_t)bh * p.T * V;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int t = t0 + 16 * I + g8 + 8 * hh;
+    if (t < p.T) {
+#pragma unroll
+      for (int j = 0; j < kNT; ++j)
+        *reinterpret_cast<float2*>(po + (int64_t)t * V + c0 + 8 * j + 2 * t4) =
+            make_float2(p.scale * acc[j][2 * hh], p.scale * acc[j][2 * hh + 1]);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- single step
+// CTA per (b, h), 128 threads: column v = tid % V, keys of part tid / V; fp32 throughout.
+constexpr int kStepThreads = 128;
+
+template <bool kPerKey>
+__global__ void __launch_bounds__(kStepThreads) gla_step_kernel(GlaParams p, int K, int V, float* state) {
+  __shared__ float sq[128], sk[128], sd[128], red[kStepThreads];
+  const int tid = threadIdx.x, bh = blockIdx.x, b = bh / p.H, h = bh % p.H;
+  const float* pq = p.q + b * p.sq[0] + h * p.sq[1];
+  const float* pk = p.k + b * p.sk[0] + h * p.sk[1];
+  const float* pv = p.v + b * p.sv[0] + h * p.sv[1];
+  const float* pg = p.g + b * p.sg[0] + h * p.sg[1];
+  for (int i = tid; i < K; i += kStepThreads) {
+    sq[i] = pq[i];
+    sk[i] = pk[i];
+    sd[i] = __expf(kPerKey ? pg[i] : pg[0]);
+  }
+  __syncthreads();
+  const int parts = kStepThreads / V, col = tid % V, part = tid / V, per = K / parts;
+  float* s = state + (int64_t)bh * K * V + col;
+  const float vv = pv[col];
+  float acc = 0.f;
+  for (int key = part * per; key < (part + 1) * per; ++key) {
+    const float x = s[(int64_t)key * V] * sd[key] + sk[key] * vv;
+    s[(int64_t)key * V] = x;
+    acc += sq[key] * x;
+  }
+  red[tid] = acc;
+  __syncthreads();
+  if (part == 0) {
+    for (int q = 1; q < parts; ++q) acc += red[q * V + col];
+    p.out[(int64_t)bh * V + col] = p.scale * acc;
+  }
+}
+
+// ---------------------------------------------------------------- host side
+bool aligned16(const at::Tensor& x) {
+  if (reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 != 0) return false;
+  for (int d = 0; d < 3; ++d)
+    if (x.stride(d) % 4 != 0) return false;
+  return true;
+}
+
+// The tensors the kernels read with 16-byte loads: a contiguous copy where a pointer or stride
+// is not a multiple of 16 bytes (rare: views of fresh projections are aligned).
+at::Tensor vec_ready(const at::Tensor& x) {
+  if (aligned16(x)) return x;
+  at::Tensor c = x.contiguous();
+  return aligned16(c) ? c : c.clone();  // a contiguous view at an odd offset: a fresh allocation
+}
+
+void check_args(const char* who, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g) {
+  if (!gla_cuda_supports(q, k, v, g))
+    throw Error(c10::str(who, ": unsupported arguments q ", q.sizes(), " k ", k.sizes(), " v ", v.sizes(), " g ",
+                         g.sizes(), " (fp32 CUDA, K and V in {64, 128}, last dim contiguous, sm_80+)"));
+}
+
+void fill_params(GlaParams& p, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
+                 double scale) {
+  p.q = q.data_ptr<float>();
+  p.k = k.data_ptr<float>();
+  p.v = v.data_ptr<float>();
+  p.g = g.data_ptr<float>();
+  for (int d = 0; d < 3; ++d) {
+    p.sq[d] = q.stride(d);
+    p.sk[d] = k.stride(d);
+    p.sv[d] = v.stride(d);
+    p.sg[d] = g.stride(d);
+  }
+  p.H = static_cast<int>(q.size(1));
+  p.T = static_cast<int>(q.size(2));
+  p.scale = static_cast<float>(scale);
+}
+
+at::Tensor checked_state(const char* who, const at::Tensor& state, int64_t B, int64_t H, int64_t K, int64_t V,
+                         const at::Tensor& like) {
+  if (!state.defined()) return at::Tensor();
+  if (state.dim() != 4 || state.size(0) != B || state.size(1) != H || state.size(2) != K || state.size(3) != V ||
+      state.scalar_type() != at::kFloat || state.device() != like.device())
+    throw Error(c10::str(who, ": state ", state.sizes(), " ", state.scalar_type(), " on ", state.device(),
+                         ", expected fp32 [", B, ", ", H, ", ", K, ", ", V, "] on ", like.device()));
+  return state;
+}
+
+template <int K, int V, bool kPerKey>
+void launch_output(const GlaParams& p, int64_t BH, cudaStream_t stream) {
+  constexpr int smem = OutLayout<K, V, kPerKey>::kBytes;
+  auto kernel = gla_output_kernel<K, V, kPerKey>;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  kernel<<<dim3(p.NT, static_cast<unsigned>(BH)), kOutThreads, smem, stream>>>(p);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <bool kPerKey>
+void launch_all(const GlaParams& p, int64_t BH, int K, int V, cudaStream_t stream) {
+  auto state_kernel = gla_state_kernel<kPerKey>;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(state_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kStateSmem));
+  state_kernel<<<dim3(V / 64, K / 64, static_cast<unsigned>(BH)), kStateThreads, kStateSmem, stream>>>(p, K, V);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (K == 64 && V == 64) launch_output<64, 64, kPerKey>(p, BH, stream);
+  else if (K == 64 && V == 128) launch_output<64, 128, kPerKey>(p, BH, stream);
+  else if (K == 128 && V == 64) launch_output<128, 64, kPerKey>(p, BH, stream);
+  else launch_output<128, 128, kPerKey>(p, BH, stream);
+}
+
+}  // namespace
+
+bool gla_cuda_supports(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g) {
+  for (const at::Tensor* x : {&q, &k, &v, &g})
+    if (!x->defined() || !x->is_cuda() || x->scalar_type() != at::kFloat || x->dim() != 4 ||
+        x->device() != q.device())
+      return false;
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
+  if (k.sizes() != q.sizes() || v.size(0) != B || v.size(1) != H || v.size(2) != T || g.size(0) != B ||
+      g.size(1) != H || g.size(2) != T || (g.size(3) != 1 && g.size(3) != K))
+    return false;
+  if ((K != 64 && K != 128) || (V != 64 && V != 128) || T < 1 || B * H > 65535 || T > (int64_t(1) << 30)) return false;
+  if (q.stride(3) != 1 || k.stride(3) != 1 || v.stride(3) != 1 || (g.size(3) != 1 && g.stride(3) != 1)) return false;
+  const auto* prop = at::cuda::getDeviceProperties(q.device().index());
+  return prop->major >= 8;
+}
+
+at::Tensor gla_chunked_cuda(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
+                            const at::Tensor& g_in, double scale, at::Tensor& state) {
+  check_args("gla_chunked_cuda", q_in, k_in, v_in, g_in);
+  const c10::cuda::CUDAGuard guard(q_in.device());
+  const bool per_key = g_in.size(3) != 1;
+  const at::Tensor q = vec_ready(q_in), k = vec_ready(k_in), v = vec_ready(v_in);
+  const at::Tensor g = per_key ? vec_ready(g_in) : g_in;
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
+  const int64_t NT = (T + kC - 1) / kC;
+  const at::Tensor s_in = checked_state("gla_chunked_cuda", state, B, H, K, V, q);
+  const at::Tensor s0 = s_in.defined() ? s_in.contiguous() : at::Tensor();
+  at::Tensor s_out = at::empty({B, H, K, V}, q.options());
+  at::Tensor hs = at::empty({B * H, NT, K, V}, q.options().dtype(at::kBFloat16));
+  at::Tensor out = at::empty({B, H, T, V}, q.options());
+  GlaParams p{};
+  fill_params(p, q, k, v, g, scale);
+  p.NT = static_cast<int>(NT);
+  p.state_in = s0.defined() ? s0.data_ptr<float>() : nullptr;
+  p.state_out = s_out.data_ptr<float>();
+  p.hs = reinterpret_cast<bf16*>(hs.data_ptr<at::BFloat16>());
+  p.out = out.data_ptr<float>();
+  const auto stream = at::cuda::getCurrentCUDAStream().stream();
+  if (per_key) launch_all<true>(p, B * H, static_cast<int>(K), static_cast<int>(V), stream);
+  else launch_all<false>(p, B * H, static_cast<int>(K), static_cast<int>(V), stream);
+  state = s_out;
+  return out;
+}
+
+at::Tensor gla_step_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
+                         double scale, at::Tensor& state) {
+  check_args("gla_step_cuda", q, k, v, g);
+  if (q.size(2) != 1) throw Error(c10::str("gla_step_cuda: T = ", q.size(2), ", expected 1"));
+  const c10::cuda::CUDAGuard guard(q.device());
+  const int64_t B = q.size(0), H = q.size(1), K = q.size(3), V = v.size(3);
+  if (!state.defined()) state = at::zeros({B, H, K, V}, q.options());
+  checked_state("gla_step_cuda", state, B, H, K, V, q);
+  at::Tensor s = state.is_contiguous() ? state : state.contiguous();
+  at::Tensor out = at::empty({B, H, 1, V}, q.options());
+  GlaParams p{};
+  fill_params(p, q, k, v, g, scale);
+  p.NT = 1;
+  p.out = out.data_ptr<float>();
+  const auto stream = at::cuda::getCurrentCUDAStream().stream();
+  if (g.size(3) != 1)
+    gla_step_kernel<true><<<static_cast<unsigned>(B * H), kStepThreads, 0, stream>>>(p, K, V, s.data_ptr<float>());
+  else
+    gla_step_kernel<false><<<static_cast<unsigned>(B * H), kStepThreads, 0, stream>>>(p, K, V, s.data_ptr<float>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (!s.is_same(state)) state.copy_(s);
+  return out;
+}
+
+}  // namespace kernels
+}  // namespace foxeval
