@@ -7,22 +7,20 @@
 // Slot bytes (CausalLM::slot_bytes): the FoX family's KV cache and cumulative log forget gates;
 // the recurrent families' fixed-size states.
 #include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "cli/bench_common.h"
 #include "cli/command.h"
 #include "data/errors.h"
 #include "data/json_file.h"
@@ -41,42 +39,6 @@ struct BenchDecodeArgs {
   RunOptions run;
 };
 
-// A non-empty list of positive integers.
-std::vector<int64_t> parse_list(const std::string& s, const char* flag) {
-  std::vector<int64_t> v = parse_int_list(s, flag);
-  for (int64_t x : v)
-    if (x <= 0) throw Error(fmt::format("{}: values must be positive", flag));
-  if (v.empty()) throw Error(fmt::format("{}: empty list", flag));
-  return v;
-}
-
-std::string slug(const std::string& name) {
-  std::string s;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (!s.empty() && s.back() != '-')
-      s += '-';
-  }
-  while (!s.empty() && s.back() == '-') s.pop_back();
-  return s.empty() ? "gpu" : s;
-}
-
-// Device-to-device copy bandwidth (bytes read + written per second) over a 1 GiB buffer: the
-// bandwidth a decode step's reads can at best reach, measured in the same run.
-double measured_copy_bandwidth(const at::Device& device) {
-  at::Tensor src = at::empty({int64_t(1) << 29}, at::TensorOptions().device(device).dtype(at::kShort));
-  at::Tensor dst = at::empty_like(src);
-  for (int i = 0; i < 3; ++i) dst.copy_(src);
-  c10::cuda::device_synchronize();
-  const int reps = 20;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) dst.copy_(src);
-  c10::cuda::device_synchronize();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return 2.0 * static_cast<double>(src.nbytes()) * reps / s;
-}
-
 // Seconds per decode step of `decoder`: warm-up runs, then timed runs of 16 steps.
 double seconds_per_step(SlotDecoder& decoder, int64_t steps, bool cuda) {
   (void)decoder.run(std::min<int64_t>(16, steps));
@@ -93,18 +55,13 @@ double seconds_per_step(SlotDecoder& decoder, int64_t steps, bool cuda) {
 }
 
 void run_bench_decode(const BenchDecodeArgs& a) {
-  const std::vector<int64_t> batches = parse_list(a.batches, "--batch");
-  const std::vector<int64_t> lens = parse_list(a.prompt_lens, "--prompt-len");
+  const std::vector<int64_t> batches = parse_positive_list(a.batches, "--batch");
+  const std::vector<int64_t> lens = parse_positive_list(a.prompt_lens, "--prompt-len");
   const bool cuda = a.run.device.rfind("cuda", 0) == 0;
-  std::string gpu = "cpu";
-  if (cuda) {
-    if (!at::hasCUDA()) throw Error("--device cuda: no CUDA device");
-    gpu = at::cuda::getCurrentDeviceProperties()->name;
-  }
+  const std::string gpu = bench_device_name(a.run);
   auto model = load_model(a.model, a.run);
   const ModelInfo& info = model->info();
-  const int64_t elt = a.run.dtype == "bfloat16" ? 2 : 4;
-  const double weight_bytes = static_cast<double>(info.num_parameters) * elt;
+  const double weights = weight_bytes(info, a.run.dtype);
   const double bandwidth = cuda ? measured_copy_bandwidth(at::Device(a.run.device)) : a.bandwidth_gbs * 1e9;
 
   std::printf("%s (%s), %s %s, %lld decode steps timed, copy bandwidth %.0f GB/s%s\n", info.family.c_str(), a.model.c_str(),
@@ -122,10 +79,9 @@ void run_bench_decode(const BenchDecodeArgs& a) {
       const int64_t capacity = len + 2 * a.new_tokens + 64;
       const double ctx = static_cast<double>(len) + a.new_tokens;
       const double state_bytes = static_cast<double>(batch) * static_cast<double>(model->slot_bytes(static_cast<int64_t>(ctx)));
-      const double step_bytes = weight_bytes + state_bytes;
-      const double bound = static_cast<double>(batch) / (step_bytes / bandwidth);
+      const double bound = decode_bound_tokens_per_s(weights, state_bytes, batch, bandwidth);
       nlohmann::json row = {{"batch", batch}, {"context", len}, {"steps", a.new_tokens},
-                            {"weight_bytes", weight_bytes}, {"state_bytes", state_bytes},
+                            {"weight_bytes", weights}, {"state_bytes", state_bytes},
                             {"bound_tokens_per_s", bound}};
       try {
         auto slots = model->new_slots(batch, capacity);
@@ -177,11 +133,8 @@ void run_bench_decode(const BenchDecodeArgs& a) {
     }
   }
 
-  std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   nlohmann::json doc = {{"gpu", gpu},
-                        {"date", date},
+                        {"date", utc_date()},
                         {"model", a.model},
                         {"family", info.family},
                         {"num_parameters", info.num_parameters},

@@ -61,6 +61,10 @@ struct GenerateStats {
   double decode_seconds = 0;
   int64_t decode_steps = 0;    // forward passes after the prefill (one token for all rows each)
   int64_t prompt_tokens = 0;   // padding included (cached path)
+  // generate_until's scheduler only: how often running out of GPU memory halved a bucket's
+  // decoding slots, and the fewest slots a bucket finished with (0 when no bucket ran).
+  int64_t oom_backoffs = 0;
+  int64_t min_slots = 0;
 };
 
 // One Generation per prompt, in order. Every prompt must hold at least one id; ids must be

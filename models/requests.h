@@ -64,6 +64,19 @@ struct GenerateUntilOptions {
   bool cuda_graphs = true;         // capture the decode step in a CUDA graph (GPU)
 };
 
+// The scheduler's memory plan for one bucket, as generate_until makes it with the device memory in
+// use now: the `capacity` (tokens a slot holds) for requests of `total_tokens` (prompt + new tokens)
+// and the decoding `slots` it runs `queued` such requests with. `memory_slots` is how many slots
+// the memory budget alone allows (0: not even one; -1: no memory plan, i.e. CPU or
+// max_batch_tokens set). For benchmarks that report a shape as not fitting instead of running it.
+struct SlotPlan {
+  int64_t capacity = 0;
+  int64_t slots = 0;
+  int64_t slot_bytes = 0;
+  int64_t memory_slots = -1;
+};
+SlotPlan plan_slots(CausalLM& model, int64_t total_tokens, int64_t queued, const GenerateUntilOptions& options);
+
 // Greedy generation for every request through the scheduler of models/requests_generate.cpp
 // (decoding slots, continuous batching, CUDA graphs); `on_done(i, answer)` is called for each
 // finished request as it finishes. Returns the timings (prefill and decode wall time).

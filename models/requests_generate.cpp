@@ -84,6 +84,47 @@ GenerateStats generate_batched(CausalLM& model, const std::vector<GenerationRequ
   return total;
 }
 
+// Device bytes generation may fill: the options' share of the GPU's memory less what is allocated
+// now (the weights). 0 off the GPU (no memory plan there).
+int64_t memory_budget(const at::Device& device, double fraction) {
+  if (!device.is_cuda()) return 0;
+  const int index = device.has_index() ? device.index() : c10::cuda::current_device();
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) throw Error("generate: cannot read the GPU's properties");
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
+  const int64_t in_use = stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current;
+  return static_cast<int64_t>(static_cast<double>(prop.totalGlobalMem) * fraction) - in_use;
+}
+
+// Capacity of a sequence of `total` tokens: the next value m * 2^k (m in 8..15, at least 256)
+// above total + one run's overshoot, so caches waste under 1/8 and few buckets exist.
+int64_t bucket_capacity(int64_t total, int64_t steps_per_look) {
+  const int64_t need = total + steps_per_look;
+  int64_t step = 32;
+  while (step * 16 < need) step *= 2;
+  return std::max<int64_t>(256, (need + step - 1) / step * step);
+}
+
+// The slots of a bucket of `capacity` holding `queued` requests, given `budget` (memory_budget()).
+SlotPlan bucket_plan(CausalLM& model, const at::Device& device, int64_t budget, int64_t capacity, int64_t queued,
+                     const GenerateUntilOptions& opt) {
+  SlotPlan plan;
+  plan.capacity = capacity;
+  plan.slot_bytes = model.slot_bytes(capacity);
+  int64_t s = opt.max_batch;
+  if (opt.max_batch_tokens > 0) s = std::min(s, std::max<int64_t>(1, opt.max_batch_tokens / capacity));
+  if (device.is_cuda() && opt.max_batch_tokens <= 0) {
+    // What is left after the weights, less the prefill's own state and ~2 GiB of activations.
+    const int64_t per_slot = std::max<int64_t>(1, plan.slot_bytes);
+    const int64_t room = budget - per_slot - (int64_t(2) << 30);
+    plan.memory_slots = std::max<int64_t>(0, room / per_slot);
+    s = std::min(s, std::max<int64_t>(1, plan.memory_slots));
+  }
+  if (!device.is_cuda()) s = std::min<int64_t>(s, queued);  // the CPU pays for idle rows
+  plan.slots = std::max<int64_t>(1, s);
+  return plan;
+}
+
 // A request in flight: its answer so far.
 struct Active {
   size_t request = 0;
@@ -94,16 +135,12 @@ class Scheduler {
  public:
   Scheduler(CausalLM& model, const std::vector<GenerationRequest>& requests, const GenerateUntilOptions& options,
             const std::function<void(size_t, const GenerationAnswer&)>& on_done)
-      : model_(model), requests_(requests), opt_(options), on_done_(on_done), device_(model.lm_head().device()) {
-    if (device_.is_cuda()) {
-      const int index = device_.has_index() ? device_.index() : c10::cuda::current_device();
-      cudaDeviceProp prop{};
-      if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) throw Error("generate: cannot read the GPU's properties");
-      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
-      const int64_t in_use = stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current;
-      budget_ = static_cast<int64_t>(static_cast<double>(prop.totalGlobalMem) * options.gpu_memory_fraction) - in_use;
-    }
-  }
+      : model_(model),
+        requests_(requests),
+        opt_(options),
+        on_done_(on_done),
+        device_(model.lm_head().device()),
+        budget_(memory_budget(device_, options.gpu_memory_fraction)) {}
 
   GenerateStats run() {
     // Buckets, longest first; inside a bucket the longest prompt first.
@@ -114,7 +151,7 @@ class Scheduler {
         on_done_(i, GenerationAnswer{});
         continue;
       }
-      buckets[bucket_capacity(static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens)].push_back(i);
+      buckets[bucket_capacity(static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens, opt_.steps_per_look)].push_back(i);
     }
     for (auto& [capacity, members] : buckets) {
       std::stable_sort(members.begin(), members.end(),
@@ -124,34 +161,13 @@ class Scheduler {
     return stats_;
   }
 
-  // Capacity of a sequence of `total` tokens: the next value m * 2^k (m in 8..15, at least 256)
-  // above total + one run's overshoot, so caches waste under 1/8 and few buckets exist.
-  int64_t bucket_capacity(int64_t total) const {
-    const int64_t need = total + opt_.steps_per_look;
-    int64_t step = 32;
-    while (step * 16 < need) step *= 2;
-    return std::max<int64_t>(256, (need + step - 1) / step * step);
-  }
-
  private:
-  int64_t slots_for(int64_t capacity, int64_t queued) const {
-    int64_t s = opt_.max_batch;
-    if (opt_.max_batch_tokens > 0) s = std::min(s, std::max<int64_t>(1, opt_.max_batch_tokens / capacity));
-    if (device_.is_cuda() && opt_.max_batch_tokens <= 0) {
-      // What is left after the weights, less the prefill's own state and ~2 GiB of activations.
-      const int64_t per_slot = std::max<int64_t>(1, model_.slot_bytes(capacity));
-      const int64_t room = budget_ - per_slot - (int64_t(2) << 30);
-      s = std::min(s, std::max<int64_t>(1, room / per_slot));
-    }
-    if (!device_.is_cuda()) s = std::min<int64_t>(s, queued);  // the CPU pays for idle rows
-    return std::max<int64_t>(1, s);
-  }
-
   void run_bucket(int64_t capacity, std::deque<size_t> queue) {
-    int64_t S = slots_for(capacity, static_cast<int64_t>(queue.size()));
+    int64_t S = bucket_plan(model_, device_, budget_, capacity, static_cast<int64_t>(queue.size()), opt_).slots;
     for (;;) {
       try {
         decode_bucket(capacity, S, queue);
+        stats_.min_slots = stats_.min_slots == 0 ? S : std::min(stats_.min_slots, S);
         return;
       } catch (const c10::OutOfMemoryError& e) {
         if (S == 1)
@@ -161,6 +177,7 @@ class Scheduler {
         std::fprintf(stderr, "[generate] out of memory with %lld slots of %lld tokens; retrying with %lld\n",
                      static_cast<long long>(S), static_cast<long long>(capacity), static_cast<long long>(smaller));
         S = smaller;
+        ++stats_.oom_backoffs;
         c10::cuda::CUDACachingAllocator::emptyCache();
       }
     }
@@ -276,11 +293,17 @@ class Scheduler {
   const GenerateUntilOptions& opt_;
   const std::function<void(size_t, const GenerationAnswer&)>& on_done_;
   at::Device device_;
-  int64_t budget_ = 0;  // device bytes the slots may take (CUDA)
+  int64_t budget_ = 0;  // memory_budget(): device bytes the slots may take (CUDA)
   GenerateStats stats_;
 };
 
 }  // namespace
+
+SlotPlan plan_slots(CausalLM& model, int64_t total_tokens, int64_t queued, const GenerateUntilOptions& options) {
+  const at::Device device = model.lm_head().device();
+  return bucket_plan(model, device, memory_budget(device, options.gpu_memory_fraction),
+                     bucket_capacity(total_tokens, options.steps_per_look), queued, options);
+}
 
 GenerateStats generate_until(CausalLM& model, const std::vector<GenerationRequest>& requests,
                              const GenerateUntilOptions& options,

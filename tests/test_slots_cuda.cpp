@@ -1,15 +1,25 @@
 // Decoding slots on the GPU (every case returns early with a message where CUDA is unavailable,
 // as in CI): the decode kernel with per-row key counts (kv_len) against the exact torch path on
-// each row's keys alone, and CUDA-graph decoding against eager decoding, token for token, for
-// the seven reference fixtures in bf16.
+// each row's keys alone, CUDA-graph decoding against eager decoding, token for token, for
+// the seven reference fixtures in bf16, and the scheduler backing off (halving its slots) when the
+// GPU runs out of memory.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <doctest/doctest.h>  // after ATen: c10's glog-style CHECK must not replace doctest's
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
 
 #include "data/safetensors.h"
 #include "kernels/forgetting_attention.h"
 #include "models/registry.h"
+#include "models/requests.h"
 #include "models/slot_decoder.h"
+#include "tests/temp_files.h"
 #include "tests/test_support.h"
 
 using namespace foxeval;
@@ -89,5 +99,127 @@ TEST_CASE("decode slots cuda: CUDA-graph decoding equals eager decoding, token f
       tokens.push_back(all);
     }
     CHECK(tokens[0] == tokens[1]);
+  }
+}
+
+namespace {
+
+// Caps the CUDA caching allocator of `device` at `fraction` of the GPU's memory while alive, so
+// that an allocation beyond it raises c10::OutOfMemoryError (a real out-of-memory to the caller).
+struct AllocatorCap {
+  c10::DeviceIndex device;
+  AllocatorCap(double fraction, c10::DeviceIndex d) : device(d) {
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, device);
+  }
+  ~AllocatorCap() { c10::cuda::CUDACachingAllocator::setMemoryFraction(1.0, device); }
+};
+
+// The fox_pro fixture with one head of 64 (its weights; the per-head rows of the forget gate and
+// shift projections cut to the first head): the GPU's attention kernels (head sizes 64 and 128)
+// run its prefill and decode, so the memory a step needs beside the slots stays small and an
+// out-of-memory error comes from allocating the slots.
+struct OneHeadFox {
+  std::string dir = test::temp_dir("slots-one-head");
+  OneHeadFox() {
+    const std::string src = test::source_path("tests/fixtures/official/fox_pro");
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(src + "/config.json"));
+    const int64_t heads = config["num_heads"].get<int64_t>();
+    config["num_heads"] = 1;
+    std::ofstream(dir + "/config.json") << config.dump(1);
+    SafetensorsFile f(src + "/model.safetensors");
+    std::map<std::string, at::Tensor> tensors;
+    for (const auto& [name, e] : f.entries()) {
+      at::Tensor t = f.read(name);
+      const bool per_head = name.find("fgate_proj") != std::string::npos || name.find("shift_proj") != std::string::npos;
+      if (per_head) {
+        REQUIRE(t.size(0) == heads);
+        t = t.slice(0, 0, 1).contiguous();
+      }
+      tensors[name] = t;
+    }
+    test::write_safetensors(dir + "/model.safetensors", tensors);
+  }
+  ~OneHeadFox() { test::remove_tree(dir); }
+};
+
+}  // namespace
+
+TEST_CASE("decode slots cuda: out of GPU memory halves the slots and gives the tokens of an unconstrained run") {
+  if (!have_cuda()) {
+    MESSAGE("CUDA unavailable: skipping");
+    return;
+  }
+  OneHeadFox fixture;
+  RunOptions options;
+  options.device = "cuda", options.dtype = "bfloat16";
+  auto model = load_model(fixture.dir, options);
+  // Six requests in one bucket of 61440 tokens (prompts of ~59k), so a slot holds ~32 MB of cache
+  // and the default 64 slots ~2 GB. Slots this large make the out-of-memory error come from
+  // allocating them: what a decode step needs beside them (activations, the 32 MiB cuBLAS
+  // workspace of the stream a CUDA graph is captured on) stays well inside the room left.
+  std::mt19937_64 rng(15);
+  std::vector<GenerationRequest> requests(6);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].prompt.resize(59000 + 100 * i);
+    for (int64_t& id : requests[i].prompt) id = static_cast<int64_t>(rng() % 256);
+    requests[i].max_new_tokens = 32;  // no stop ids: every request runs to its length
+  }
+  GenerateUntilOptions opt;  // the default slot count, 64
+  const SlotPlan plan = plan_slots(*model, 59000 + 32, 6, opt);
+  for (const GenerationRequest& r : requests)
+    REQUIRE(plan_slots(*model, static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens, 6, opt).capacity == plan.capacity);
+  // max_batch_tokens turns the memory plan off: the scheduler starts at 64 slots whatever fits.
+  opt.max_batch_tokens = opt.max_batch * plan.capacity;
+  auto run = [&](const GenerateUntilOptions& o, GenerateStats& stats) {
+    std::vector<std::vector<int64_t>> out(requests.size());
+    std::vector<int> calls(requests.size(), 0);
+    stats = generate_until(*model, requests, o, [&](size_t i, const GenerationAnswer& a) {
+      out[i] = a.ids;
+      ++calls[i];
+    });
+    for (size_t i = 0; i < requests.size(); ++i) {
+      CHECK(calls[i] == 1);
+      CHECK(static_cast<int64_t>(out[i].size()) == requests[i].max_new_tokens);
+    }
+    return out;
+  };
+  const c10::DeviceIndex dev = c10::cuda::current_device();
+  const size_t all = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  const double total = static_cast<double>(at::cuda::getDeviceProperties(dev)->totalGlobalMem);
+  const double room = 24.0 * static_cast<double>(plan.slot_bytes);  // 64 and 32 slots cannot fit
+  REQUIRE(32.0 * static_cast<double>(plan.slot_bytes) > 1.25 * room);
+
+  for (bool graphs : {true, false}) {
+    INFO("CUDA graphs " << graphs);
+    opt.cuda_graphs = graphs;
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    const double held = static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(dev).reserved_bytes[all].current);
+    GenerateStats tight;
+    std::vector<std::vector<int64_t>> constrained;
+    {
+      AllocatorCap cap((held + room) / total, dev);
+      constrained = run(opt, tight);
+    }
+    MESSAGE("graphs " << graphs << ": " << tight.oom_backoffs << " back-offs, finished with " << tight.min_slots
+                      << " slots of " << plan.capacity << " tokens (" << plan.slot_bytes << " bytes each)");
+    CHECK(tight.oom_backoffs >= 2);  // the catch-and-halve path ran: 64 -> 32 -> 16 at least
+    CHECK(tight.min_slots >= 1);
+    CHECK(tight.min_slots <= 16);
+    CHECK(tight.min_slots == opt.max_batch >> tight.oom_backoffs);
+
+    // The same requests with no memory cap, at the slot count the back-off ended at: a request's
+    // tokens depend only on its prompt and S (README), so they are equal token for token.
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    GenerateUntilOptions free_opt;
+    free_opt.max_batch = tight.min_slots;
+    free_opt.cuda_graphs = graphs;
+    GenerateStats loose;
+    const std::vector<std::vector<int64_t>> unconstrained = run(free_opt, loose);
+    CHECK(loose.oom_backoffs == 0);
+    CHECK(loose.min_slots == tight.min_slots);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      INFO("request " << i);
+      CHECK(constrained[i] == unconstrained[i]);
+    }
   }
 }

@@ -1,0 +1,70 @@
+#include "cli/bench_common.h"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <fmt/format.h>
+
+#include <cctype>
+#include <chrono>
+#include <ctime>
+
+#include "cli/command.h"
+#include "data/errors.h"
+
+namespace foxeval {
+
+std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag) {
+  std::vector<int64_t> v = parse_int_list(s, flag);
+  for (int64_t x : v)
+    if (x <= 0) throw Error(fmt::format("{}: values must be positive", flag));
+  if (v.empty()) throw Error(fmt::format("{}: empty list", flag));
+  return v;
+}
+
+std::string slug(const std::string& name) {
+  std::string s;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s.empty() ? "gpu" : s;
+}
+
+std::string bench_device_name(const RunOptions& run) {
+  if (run.device.rfind("cuda", 0) != 0) return "cpu";
+  if (!at::hasCUDA()) throw Error("--device " + run.device + ": no CUDA device");
+  return at::cuda::getCurrentDeviceProperties()->name;
+}
+
+std::string utc_date() {
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  return date;
+}
+
+double measured_copy_bandwidth(const at::Device& device) {
+  at::Tensor src = at::empty({int64_t(1) << 29}, at::TensorOptions().device(device).dtype(at::kShort));
+  at::Tensor dst = at::empty_like(src);
+  for (int i = 0; i < 3; ++i) dst.copy_(src);
+  c10::cuda::device_synchronize();
+  const int reps = 20;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) dst.copy_(src);
+  c10::cuda::device_synchronize();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return 2.0 * static_cast<double>(src.nbytes()) * reps / s;
+}
+
+double weight_bytes(const ModelInfo& info, const std::string& dtype) {
+  return static_cast<double>(info.num_parameters) * (dtype == "bfloat16" ? 2 : 4);
+}
+
+double decode_bound_tokens_per_s(double weight_bytes, double state_bytes, int64_t batch, double bandwidth) {
+  return static_cast<double>(batch) / ((weight_bytes + state_bytes) / bandwidth);
+}
+
+}  // namespace foxeval

@@ -1,0 +1,39 @@
+// Shared by the `foxeval bench` commands that time decoding (decode, generate): flag lists, the
+// output file name, the copy bandwidth measured in the run and the memory-bandwidth bound of a
+// decode step.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+
+namespace foxeval {
+
+// A non-empty list of positive integers ("1,4,16"); errors name the flag.
+std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag);
+
+// A file-name-safe lower-case form of a device name ("NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3").
+std::string slug(const std::string& name);
+
+// "cpu", or the GPU's name for a cuda device (an Error when --device cuda has no GPU).
+std::string bench_device_name(const RunOptions& run);
+
+// Today's date (UTC), YYYY-MM-DD.
+std::string utc_date();
+
+// Device-to-device copy bandwidth (bytes read + written per second) over a 1 GiB buffer: the
+// bandwidth a decode step's reads can at best reach, measured in the same run.
+double measured_copy_bandwidth(const at::Device& device);
+
+// Bytes of the weights a decode step reads: every parameter once, at the run's element size.
+double weight_bytes(const ModelInfo& info, const std::string& dtype);
+
+// The memory-bandwidth bound of decoding `batch` rows together: a step reads the weights once and
+// every row's decoding state (`state_bytes`, all rows together), so
+//   bound tokens/s = batch / ((weight_bytes + state_bytes) / bandwidth).
+double decode_bound_tokens_per_s(double weight_bytes, double state_bytes, int64_t batch, double bandwidth);
+
+}  // namespace foxeval
