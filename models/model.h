@@ -62,6 +62,13 @@ class SlotState {
   virtual void load(int64_t slot, DecodeState& prefilled) = 0;
   // Marks row `slot` empty, so an idle row costs as little as it can in later steps.
   virtual void clear(int64_t slot) { (void)slot; }
+  // A fresh batch-1 DecodeState whose caches are row `slot`'s own memory, or null where the family
+  // has none (fixed-size recurrent states). A prefill into it writes in place, so a long prompt's
+  // cache never exists twice and load(slot, it) copies nothing large. `slot` must be free.
+  virtual std::unique_ptr<DecodeState> prefill_state(int64_t slot) {
+    (void)slot;
+    return nullptr;
+  }
 };
 
 class CausalLM {

@@ -205,7 +205,7 @@ class Scheduler {
           if (prefilled >= opt_.prefill_per_look && 2 * active_count(rows) >= S) break;
           const size_t i = queue.front();
           prefilled += static_cast<int64_t>(requests_[i].prompt.size());
-          auto [state, first] = prefill(requests_[i].prompt);
+          auto [state, first] = prefill(requests_[i].prompt, slots->prefill_state(s));
           Active a{i, {}};
           queue.pop_front();
           if (accept(a, first)) {
@@ -254,13 +254,17 @@ class Scheduler {
     return std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.has_value(); });
   }
 
-  // Batch-1 prefill in chunks; returns the state and the first generated token.
-  std::pair<std::unique_ptr<DecodeState>, int64_t> prefill(const std::vector<int64_t>& prompt) {
+  // Batch-1 prefill in chunks into `state` (a free slot's own memory: SlotState::prefill_state)
+  // or, when null, a state of its own; returns the state and the first generated token.
+  std::pair<std::unique_ptr<DecodeState>, int64_t> prefill(const std::vector<int64_t>& prompt,
+                                                           std::unique_ptr<DecodeState> state) {
     const auto t0 = Clock::now();
     const int64_t L = static_cast<int64_t>(prompt.size());
     at::Tensor ids = at::tensor(prompt, at::kLong).view({1, L}).to(device_);
-    auto state = model_.new_state(1, at::Tensor());
-    state->reserve(L);
+    if (!state) {
+      state = model_.new_state(1, at::Tensor());
+      state->reserve(L);
+    }
     const int64_t chunk = opt_.prefill_chunk > 0 ? opt_.prefill_chunk : L;
     at::Tensor hidden;
     for (int64_t s = 0; s < L; s += chunk) hidden = model_.forward(ids.slice(1, s, std::min(L, s + chunk)), state.get());

@@ -32,6 +32,13 @@ class SequenceCache {
     len_ += n;
     return buf_.narrow(dim_, 0, len_);
   }
+  // Takes `storage` (e.g. one row of fixed decoding slots) as the buffer, empty: appends write
+  // into it in place until it is full (past that the cache moves to a buffer of its own).
+  void adopt(const at::Tensor& storage, int64_t dim) {
+    buf_ = storage;
+    dim_ = dim;
+    len_ = 0;
+  }
   int64_t length() const { return len_; }
   // Everything held (undefined before the first append).
   at::Tensor held() const { return buf_.defined() ? buf_.narrow(dim_, 0, len_) : at::Tensor(); }

@@ -82,7 +82,12 @@ class FoxSlots : public SlotState {
       for (auto [dst, from] : {std::pair{d.keys, src.keys.held()}, std::pair{d.values, src.values.held()},
                                std::pair{d.cum_log_fgate, src.cum_log_fgate.held()}}) {
         at::Tensor row = dst.select(0, slot);
-        row.zero_();  // stale entries of an earlier sequence would enter the pruning bound
+        // Stale entries of an earlier sequence past n would enter the pruning bound: zeroed.
+        if (from.data_ptr() == row.data_ptr()) {  // prefilled in place (prefill_state)
+          if (n < C) row.narrow(1, n, C - n).zero_();
+          continue;
+        }
+        row.zero_();
         row.narrow(1, 0, n).copy_(from.select(0, 0));
       }
       if (d.k_shift.defined()) d.k_shift.select(0, slot).copy_(src.k_shift.select(0, 0));
@@ -91,6 +96,16 @@ class FoxSlots : public SlotState {
     len.select(0, slot).fill_(n);
   }
   void clear(int64_t slot) override { len.select(0, slot).fill_(0); }
+  std::unique_ptr<DecodeState> prefill_state(int64_t slot) override {
+    if (slot < 0 || slot >= S) throw Error(fmt::format("FoX slots: no slot {} of {}", slot, S));
+    auto st = std::make_unique<FoxState>(1, at::Tensor(), static_cast<int64_t>(layers.size()));
+    for (size_t l = 0; l < layers.size(); ++l) {  // [1, heads, C, ...] views, appended along C
+      st->layers_[l].keys.adopt(layers[l].keys.narrow(0, slot, 1), 2);
+      st->layers_[l].values.adopt(layers[l].values.narrow(0, slot, 1), 2);
+      st->layers_[l].cum_log_fgate.adopt(layers[l].cum_log_fgate.narrow(0, slot, 1), 2);
+    }
+    return st;
+  }
 
   int64_t S = 0, C = 0;
   at::Tensor len;                   // [S] int64
