@@ -25,12 +25,12 @@
 #include <type_traits>
 
 #include "data/errors.h"
+#include "kernels/cuda_types.cuh"
 
 namespace foxeval {
 namespace {
 
-using bf16 = __nv_bfloat16;
-using f16 = __half;
+using namespace cuda_types;  // bf16, f16, to_f, from_f, Tag, with_type, aligned
 
 constexpr int kTile = 16;     // time steps per thread (>= K - 1, see the history rule above)
 constexpr int kThreads = 64;  // threads per block along the channels
@@ -39,18 +39,6 @@ static_assert(kTile >= kMaxK - 1, "the first time tile must cover the whole hist
 
 // Rounding points of the epilogue.
 enum RoundCode : int { kNoRound = 0, kRoundBf16 = 1, kRoundF16 = 2 };
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_f(f16 v) { return __half2float(v); }
-template <typename T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ bf16 from_f<bf16>(float v) { return __float2bfloat16_rn(v); }
-template <>
-__device__ __forceinline__ f16 from_f<f16>(float v) { return __float2half_rn(v); }
 
 __device__ __forceinline__ float round_through(float v, int code) {
   if (code == kRoundBf16) return __bfloat162float(__float2bfloat16_rn(v));
@@ -196,30 +184,12 @@ __global__ void __launch_bounds__(kThreads) causal_conv_kernel(const ConvParams 
 // ---------------------------------------------------------------------------------------------
 // Host side.
 
-template <typename T>
-struct Tag {
-  using type = T;
-};
-
-bool float_type(at::ScalarType t) { return t == at::kFloat || t == at::kBFloat16 || t == at::kHalf; }
-
 int round_code(at::ScalarType t) {
   if (t == at::kBFloat16) return kRoundBf16;
   if (t == at::kHalf) return kRoundF16;
   return kNoRound;
 }
 
-template <typename F>
-void with_type(at::ScalarType t, F&& f) {
-  if (t == at::kFloat)
-    f(Tag<float>{});
-  else if (t == at::kBFloat16)
-    f(Tag<bf16>{});
-  else
-    f(Tag<f16>{});
-}
-
-bool aligned(const void* ptr, size_t bytes) { return reinterpret_cast<uintptr_t>(ptr) % bytes == 0; }
 
 }  // namespace
 

@@ -21,25 +21,16 @@
 #include <cstdint>
 
 #include "data/errors.h"
+#include "kernels/cuda_types.cuh"
 
 namespace foxeval {
 namespace {
 
-using bf16 = __nv_bfloat16;
-using f16 = __half;
+using namespace cuda_types;  // bf16, f16, to_f, from_f, Tag, with_type, aligned
 
 constexpr int kMaxItems = 8;    // chunks per thread
 constexpr int kMaxThreads = 1024;
 constexpr int kWantItems = 4;   // chunks per thread aimed at (ILP; E = 3072 -> 192 threads)
-
-__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_f(f16 v) { return __half2float(v); }
-template <typename T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ bf16 from_f<bf16>(float v) { return __float2bfloat16_rn(v); }
-template <>
-__device__ __forceinline__ f16 from_f<f16>(float v) { return __float2half_rn(v); }
 
 // V elements (V = 4: fp32 one 16-byte access, 16-bit types one 8-byte access; V = 1: scalar).
 template <int V>
@@ -160,24 +151,6 @@ __global__ void __launch_bounds__(kMaxThreads) gated_norm_kernel(const NormParam
 // ---------------------------------------------------------------------------------------------
 // Host side.
 
-template <typename T>
-struct Tag {
-  using type = T;
-};
-
-bool float_type(at::ScalarType t) { return t == at::kFloat || t == at::kBFloat16 || t == at::kHalf; }
-
-template <typename F>
-void with_type(at::ScalarType t, F&& f) {
-  if (t == at::kFloat)
-    f(Tag<float>{});
-  else if (t == at::kBFloat16)
-    f(Tag<bf16>{});
-  else
-    f(Tag<f16>{});
-}
-
-bool aligned(const void* ptr, size_t bytes) { return reinterpret_cast<uintptr_t>(ptr) % bytes == 0; }
 
 // Chunk width for these arguments: 4 where every access of 4 elements is aligned and stays in
 // one head and one group, else 1.

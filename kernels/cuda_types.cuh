@@ -1,0 +1,52 @@
+// Element types of the fused elementwise kernels (causal_conv.cu, mamba2_glue.cu): fp32 <->
+// bf16/fp16 conversions on the device (round to nearest even), and the host-side dispatch over
+// the three float dtypes.
+#pragma once
+#include <c10/core/ScalarType.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace foxeval {
+namespace cuda_types {
+
+using bf16 = __nv_bfloat16;
+using f16 = __half;
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f(f16 v) { return __half2float(v); }
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ bf16 from_f<bf16>(float v) { return __float2bfloat16_rn(v); }
+template <>
+__device__ __forceinline__ f16 from_f<f16>(float v) { return __float2half_rn(v); }
+
+// A type as a value, for generic lambdas: with_type(t, [&](auto tag) { using T = typename decltype(tag)::type; }).
+template <typename T>
+struct Tag {
+  using type = T;
+};
+
+inline bool float_type(c10::ScalarType t) { return t == c10::kFloat || t == c10::kBFloat16 || t == c10::kHalf; }
+
+// Calls f(Tag<float|bf16|f16>) for t (one of float_type()).
+template <typename F>
+void with_type(c10::ScalarType t, F&& f) {
+  if (t == c10::kFloat)
+    f(Tag<float>{});
+  else if (t == c10::kBFloat16)
+    f(Tag<bf16>{});
+  else
+    f(Tag<f16>{});
+}
+
+inline bool aligned(const void* ptr, size_t bytes) { return reinterpret_cast<uintptr_t>(ptr) % bytes == 0; }
+
+}  // namespace cuda_types
+}  // namespace foxeval
