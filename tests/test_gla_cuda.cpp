@@ -8,10 +8,9 @@
 // An output is a sum of products, each through at most two of these roundings (A, then v: or
 // q*exp(b), then S), with independent errors of standard deviation <= u/sqrt(3) each, so the
 // relative error of the sum in norm is about sqrt(2) * u / sqrt(3) = 3.2e-3 for random
-// signs. kRelTol = 1e-2 is ~3x that; the largest single element may be off by more than its
-// norm share, so the max error is bounded relative to max|ref| with 4x that (kMaxTol). The
-// step kernel is fp32 throughout (kStepTol: fp32 sums of K = 128 terms and __expf, 1e-5).
-// The lead replaces these with the measured errors after the device run (never widened to pass).
+// signs. Measured on the H100 (2026-11-23, 236 comparisons): relative error in norm at most
+// 2.49e-3, max error at most 4.63e-3 of max|ref| (Mamba-2 shape, T=4096); the step kernel (fp32
+// throughout) at most 4.3e-7. The limits are 2x those: kRelTol 5e-3, kMaxTol 1e-2, kStepTol 1e-6.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
@@ -35,9 +34,9 @@ namespace {
 namespace rec = foxeval::recurrent;
 namespace kn = foxeval::kernels;
 
-constexpr double kRelTol = 1e-2;
-constexpr double kMaxTol = 4e-2;
-constexpr double kStepTol = 1e-5;
+constexpr double kRelTol = 5e-3;
+constexpr double kMaxTol = 1e-2;
+constexpr double kStepTol = 1e-6;
 
 bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
 
