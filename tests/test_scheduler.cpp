@@ -83,6 +83,33 @@ TEST_CASE("decode slots: a step equals the decoding state's step, and a reused s
   }
 }
 
+TEST_CASE("decode slots: a prefill into the slot's own cache equals a prefill loaded by copy (FoX and Transformer)") {
+  for (const char* name : kFamilies) {
+    INFO(name);
+    SafetensorsFile ref(fixture(name) + "/reference.safetensors");
+    at::Tensor input = ref.read("input_ids");
+    const std::vector<int64_t> r0 = row_ids(input[0], 0, 128), r1 = row_ids(input[1], 0, 128);
+    auto model = load_model(fixture(name), RunOptions{"cpu", "float32"});
+    auto in_place = model->new_slots(2, 72), by_copy = model->new_slots(2, 72);
+    const bool attention = std::string(name).rfind("mamba2", 0) != 0 && std::string(name) != "hgrn2" &&
+                           std::string(name) != "delta_net";
+    CHECK(static_cast<bool>(in_place->prefill_state(1)) == attention);  // recurrent: fixed-size states, copied
+    if (!attention) continue;
+    // Both slot 1s first hold a longer sequence (stale entries past the new one's length must go).
+    const std::vector<int64_t> old_seq(r1.begin(), r1.begin() + 60), seq(r0.begin(), r0.begin() + 37);
+    for (SlotState* s : {in_place.get(), by_copy.get()}) s->load(1, *prefilled(*model, old_seq));
+    auto st = in_place->prefill_state(1);
+    (void)model->forward(at::tensor(seq, at::kLong).view({1, -1}), st.get());
+    in_place->load(1, *st);
+    by_copy->load(1, *prefilled(*model, seq));
+    for (int step = 0; step < 8; ++step) {
+      at::Tensor ids = at::tensor(std::vector<int64_t>{r1[70 + step], r0[40 + step]}, at::kLong);
+      at::Tensor a = model->decode_slots(ids, *in_place), b = model->decode_slots(ids, *by_copy);
+      CHECK(at::equal(a[1], b[1]));
+    }
+  }
+}
+
 TEST_CASE("generate_until: continuous batching gives batch-1 recomputation's greedy tokens (seven families + trained)") {
   std::vector<std::string> dirs;
   for (const char* name : kFamilies) dirs.push_back(fixture(name));
