@@ -7,10 +7,24 @@
 #include <c10/cuda/CUDAStream.h>
 #include <fmt/format.h>
 
+#include <map>
+
 #include "data/errors.h"
 #include "models/layers.h"
 
 namespace foxeval {
+namespace {
+
+// One capture stream per device for every decoder: each new pool stream would get its own cuBLAS
+// workspace, kept for the life of the process.
+c10::cuda::CUDAStream capture_stream(c10::DeviceIndex device) {
+  static std::map<c10::DeviceIndex, c10::cuda::CUDAStream> streams;
+  auto it = streams.find(device);
+  if (it == streams.end()) it = streams.emplace(device, c10::cuda::getStreamFromPool(false, device)).first;
+  return it->second;
+}
+
+}  // namespace
 
 SlotDecoder::SlotDecoder(CausalLM& model, SlotState& slots, int64_t max_steps, bool use_graph)
     : model_(model), slots_(slots), max_steps_(max_steps) {
@@ -25,7 +39,7 @@ SlotDecoder::SlotDecoder(CausalLM& model, SlotState& slots, int64_t max_steps, b
   c10::cuda::CUDAGuard guard(device);
   // Capture happens on a side stream; a first eager step there initialises cuBLAS handles and
   // workspaces and the allocator, which must not happen during capture.
-  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, device.index());
+  c10::cuda::CUDAStream stream = capture_stream(device.index());
   const c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream(device.index());
   at::cuda::CUDAEvent before;
   before.record(main);
@@ -35,7 +49,18 @@ SlotDecoder::SlotDecoder(CausalLM& model, SlotState& slots, int64_t max_steps, b
     step();
     graph_ = std::make_unique<at::cuda::CUDAGraph>();
     graph_->capture_begin();
-    step();
+    try {
+      step();
+    } catch (...) {
+      // E.g. out of memory inside the capture (the scheduler then retries with fewer slots): end
+      // the capture, or the stream stays in capture mode and every later use of it fails.
+      try {
+        graph_->capture_end();
+      } catch (...) {  // an invalidated capture reports an error on ending: it is ended all the same
+      }
+      graph_.reset();
+      throw;
+    }
     graph_->capture_end();
   }
   at::cuda::CUDAEvent after;
