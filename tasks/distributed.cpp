@@ -243,4 +243,12 @@ void DistributedSession::after_item(int64_t items_done_here) {
   }
 }
 
+void DistributedSession::before_first_claim() {
+  if (die_after_ >= 0 && env_.rank != die_rank_) (void)get("test/die_rank_claimed");  // blocks until set
+}
+
+void DistributedSession::after_first_claim() {
+  if (die_after_ >= 0 && env_.rank == die_rank_) set("test/die_rank_claimed", "1");
+}
+
 }  // namespace foxeval

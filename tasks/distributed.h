@@ -87,6 +87,10 @@ class DistributedSession {
 
   // Test hook FOXEVAL_TEST_DIE_AFTER: called after each journaled item.
   void after_item(int64_t items_done_here);
+  // The same hook around a rank's first claim of work: the other ranks wait until the rank that is
+  // to die has claimed, so it surely gets an item (a fast rank could otherwise take them all).
+  void before_first_claim();
+  void after_first_claim();
 
  private:
   DistributedEnv env_;

@@ -247,6 +247,7 @@ std::string Runner::journal_path() const {
 bool Runner::writes_result() const { return !dist_ || dist_->rank() == 0; }
 
 std::optional<size_t> Runner::claim() {
+  const bool first = !claimed_;
   if (dist_ && !claimed_)  // progress now counts this rank's items of all ranks' open ones
     progress_ = Progress(fmt::format("{} rank {} (of all ranks' items)", task_, dist_->rank()),
                          static_cast<int64_t>(claim_order_.size()), settings_.progress_unit);
@@ -255,7 +256,9 @@ std::optional<size_t> Runner::claim() {
     if (next_claim_ >= claim_order_.size()) return std::nullopt;
     return claim_order_[next_claim_++];
   }
+  if (first) dist_->before_first_claim();
   const int64_t k = dist_->add(scope_ + "/claim", 1) - 1;
+  if (first) dist_->after_first_claim();
   if (k >= static_cast<int64_t>(claim_order_.size())) return std::nullopt;
   return claim_order_[static_cast<size_t>(k)];
 }
@@ -277,11 +280,14 @@ std::vector<size_t> Runner::claim_batch(size_t n) {
     while (out.size() < n && next_claim_ < claim_order_.size()) out.push_back(claim_order_[next_claim_++]);
     return out;
   }
-  if (!claimed_)
+  const bool first = !claimed_;
+  if (first)
     progress_ = Progress(fmt::format("{} rank {} (of all ranks' items)", task_, dist_->rank()),
                          static_cast<int64_t>(claim_order_.size()), settings_.progress_unit);
   claimed_ = true;
+  if (first) dist_->before_first_claim();
   const int64_t end = dist_->add(scope_ + "/claim", static_cast<int64_t>(n));
+  if (first) dist_->after_first_claim();
   for (int64_t k = end - static_cast<int64_t>(n); k < end && k < static_cast<int64_t>(claim_order_.size()); ++k)
     out.push_back(claim_order_[static_cast<size_t>(k)]);
   return out;

@@ -102,7 +102,8 @@ done
 # nobody kills rank 0: it must stop on the missing heartbeats, naming rank 1, and exit non-zero.
 port=$(free_port)
 dist_env() { env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 RANK=$1 LOCAL_RANK=$1 FOXEVAL_HEARTBEAT_TIMEOUT=4 "${@:2}"; }
-dist_env 0 "$FOXEVAL" "${grid[@]}" --out "$tmp/h.json" >/dev/null 2>"$tmp/err0" & p0=$!
+# (FOXEVAL_TEST_DIE_AFTER on rank 0 too: it then waits for rank 1's first claim, see distributed.h.)
+dist_env 0 env FOXEVAL_TEST_DIE_AFTER=1 "$FOXEVAL" "${grid[@]}" --out "$tmp/h.json" >/dev/null 2>"$tmp/err0" & p0=$!
 dist_env 1 env FOXEVAL_TEST_DIE_AFTER=1 "$FOXEVAL" "${grid[@]}" --out "$tmp/h.json" >/dev/null 2>"$tmp/err1" & p1=$!
 wait $p1; wait $p0; rc=$?
 [ $rc -ne 0 ] && grep -q "rank 1 sent no heartbeat" "$tmp/err0" && [ ! -f "$tmp/h.json" ] && ok \
