@@ -114,17 +114,18 @@ struct AllocatorCap {
   ~AllocatorCap() { c10::cuda::CUDACachingAllocator::setMemoryFraction(1.0, device); }
 };
 
-// The fox_pro fixture with one head of 64 (its weights; the per-head rows of the forget gate and
-// shift projections cut to the first head): the GPU's attention kernels (head sizes 64 and 128)
-// run its prefill and decode, so the memory a step needs beside the slots stays small and an
-// out-of-memory error comes from allocating the slots.
+// A reference fixture (fox_pro by default) with one head of 64 (its weights; the per-head rows of
+// the forget gate and shift projections cut to the first head): the GPU's attention kernels
+// (head sizes 64 and 128) and the fused decode step (kernels/fox_decode.h) take it, where the
+// fixtures' four heads of 16 take the torch paths.
 struct OneHeadFox {
   std::string dir = test::temp_dir("slots-one-head");
-  OneHeadFox() {
-    const std::string src = test::source_path("tests/fixtures/official/fox_pro");
+  explicit OneHeadFox(const std::string& name = "fox_pro") {
+    const std::string src = test::source_path("tests/fixtures/official/" + name);
     nlohmann::json config = nlohmann::json::parse(std::ifstream(src + "/config.json"));
     const int64_t heads = config["num_heads"].get<int64_t>();
     config["num_heads"] = 1;
+    if (config.contains("num_kv_heads") && !config["num_kv_heads"].is_null()) config["num_kv_heads"] = 1;
     std::ofstream(dir + "/config.json") << config.dump(1);
     SafetensorsFile f(src + "/model.safetensors");
     std::map<std::string, at::Tensor> tensors;
@@ -142,7 +143,73 @@ struct OneHeadFox {
   ~OneHeadFox() { test::remove_tree(dir); }
 };
 
+// Teacher-forced decode steps on two slots (prompts of 30 and 11 tokens, then 8 given tokens
+// each): the final hidden states [8, 2, hidden] fp32, on slots or, with `slots` false, on one
+// decoding state per row (the path without the fused step).
+at::Tensor forced_decode(CausalLM& model, const at::Tensor& input, bool slots) {
+  const std::vector<std::vector<int64_t>> prompts{row_ids(input[0], 0, 30), row_ids(input[1], 5, 16)};
+  const at::Device dev = model.lm_head().device();
+  auto next = [&](int64_t row, int64_t step) { return input[row][40 + step].item<int64_t>(); };
+  std::vector<at::Tensor> out;
+  if (slots) {
+    auto sl = model.new_slots(2, 64);
+    for (int64_t i = 0; i < 2; ++i) {
+      auto st = model.new_state(1, at::Tensor());
+      (void)model.forward(at::tensor(prompts[i], at::kLong).view({1, -1}).to(dev), st.get());
+      sl->load(i, *st);
+    }
+    for (int64_t t = 0; t < 8; ++t) {
+      at::Tensor ids = at::tensor(std::vector<int64_t>{next(0, t), next(1, t)}, at::kLong).to(dev);
+      out.push_back(model.decode_slots(ids, *sl).to(at::kCPU, at::kFloat));
+    }
+  } else {
+    std::vector<at::Tensor> rows(2);
+    for (int64_t i = 0; i < 2; ++i) {
+      auto st = model.new_state(1, at::Tensor());
+      (void)model.forward(at::tensor(prompts[i], at::kLong).view({1, -1}).to(dev), st.get());
+      std::vector<at::Tensor> hs;
+      for (int64_t t = 0; t < 8; ++t)
+        hs.push_back(model.forward(at::tensor(std::vector<int64_t>{next(i, t)}, at::kLong).view({1, 1}).to(dev), st.get())
+                         .view({-1})
+                         .to(at::kCPU, at::kFloat));
+      rows[i] = at::stack(hs);  // [8, hidden]
+    }
+    for (int64_t t = 0; t < 8; ++t) out.push_back(at::stack({rows[0][t], rows[1][t]}));
+  }
+  return at::stack(out);
+}
+
 }  // namespace
+
+TEST_CASE("decode slots cuda: the fused decode step equals the CPU's steps (fp32) and the unfused GPU path (bf16)") {
+  if (!have_cuda()) {
+    MESSAGE("CUDA unavailable: skipping");
+    return;
+  }
+  // FoX and Transformer, LLaMA and Pro: shift, qk-norm, output gate, rotary, forget gate or none.
+  for (const char* name : {"fox_pro", "fox_llama", "transformer_pro", "transformer_llama"}) {
+    INFO(name);
+    OneHeadFox fixture(name);
+    SafetensorsFile ref(test::source_path(std::string("tests/fixtures/official/") + name) + "/reference.safetensors");
+    at::Tensor input = ref.read("input_ids");
+    REQUIRE(input.size(1) >= 48);
+    // fp32: the fused step on the GPU against the torch ops on the CPU, step for step.
+    auto cpu = load_model(fixture.dir, RunOptions{"cpu", "float32"});
+    auto gpu = load_model(fixture.dir, RunOptions{"cuda", "float32"});
+    const at::Tensor want = forced_decode(*cpu, input, true);
+    const at::Tensor got = forced_decode(*gpu, input, true);
+    const double fp32_diff = (got - want).abs().max().item<double>();
+    // bf16: the fused slot step against one decoding state per row (separate projections, the
+    // torch-op and fused-glue kernels), relative to the hidden state's scale.
+    auto bf = load_model(fixture.dir, RunOptions{"cuda", "bfloat16"});
+    const at::Tensor slot = forced_decode(*bf, input, true), state = forced_decode(*bf, input, false);
+    const double bf16_rel = ((slot - state).abs().max() / state.abs().max()).item<double>();
+    MESSAGE(name << ": fp32 GPU fused vs CPU max |diff| " << fp32_diff << ", bf16 fused slots vs states max rel "
+                 << bf16_rel << " (scale " << state.abs().max().item<double>() << ")");
+    CHECK(fp32_diff < 1e-4);
+    CHECK(bf16_rel < 5e-2);
+  }
+}
 
 TEST_CASE("decode slots cuda: out of GPU memory halves the slots and gives the tokens of an unconstrained run") {
   if (!have_cuda()) {

@@ -9,6 +9,7 @@
 
 #include "data/errors.h"
 #include "kernels/forgetting_attention.h"
+#include "kernels/fox_decode.h"
 #include "kernels/fused_glue.h"
 #include "models/fox/fox_config.h"
 #include "models/layers.h"
@@ -23,6 +24,11 @@ struct AttentionWeights {
   at::Tensor fgate_weight, fgate_bias;         // forget gate (bias only for bias_only/fixed)
   at::Tensor ogate_proj;
   at::Tensor q_norm, k_norm, output_norm;      // fp32 norm weights
+  // On a GPU: every projection of the block's input as one matmul weight (the ones above are
+  // views of it), for decode steps where each matmul is a launch (see `attention_slots`).
+  // in_bias is zero but for the forget gate's rows; offsets are columns of the product.
+  at::Tensor in_proj, in_bias;
+  int64_t q_off = -1, k_off = -1, v_off = -1, ks_off = -1, vs_off = -1, f_off = -1, og_off = -1;
 };
 
 struct Block {
@@ -294,6 +300,7 @@ class ForgettingTransformer : public CausalLM {
           a.k_norm = a.k_norm.repeat({H});
         }
       }
+      if (fused_decode_config()) concat_input_projections(a);
       b.mlp_gate_proj = take_mm(p + "mlp.gate_proj.weight", {2 * cfg_.intermediate_size, d});
       b.mlp_down_proj = take_mm(p + "mlp.down_proj.weight", {d, cfg_.intermediate_size});
       blocks_.push_back(std::move(b));
@@ -307,6 +314,44 @@ class ForgettingTransformer : public CausalLM {
                                               static_cast<double>(cfg_.head_dim))
                       .reciprocal()
                       .to(loader_.device);
+    }
+  }
+
+  // Whether decode steps on slots take the fused path (kernels/fox_decode.h): on a GPU, one kv
+  // head per head, head size 64 or 128, a full forget gate or none.
+  bool fused_decode_config() const {
+    return loader_.device.is_cuda() && fox_decode_prep_enabled() && cfg_.num_kv_heads == cfg_.num_heads &&
+           (cfg_.head_dim == 64 || cfg_.head_dim == 128) && (cfg_.fgate_type == "full" || cfg_.fgate_type == "none");
+  }
+
+  // One [N, hidden] weight for q, k, v, the output gate, the shift and forget-gate logits, in
+  // that order (the wide slices first: 16-byte aligned rows); the separate weights become views
+  // of it, so the prefill's matmuls and memory are as before.
+  void concat_input_projections(AttentionWeights& a) {
+    std::vector<at::Tensor*> parts{&a.q_proj, &a.k_proj, &a.v_proj};
+    std::vector<int64_t*> offsets{&a.q_off, &a.k_off, &a.v_off};
+    auto add = [&](at::Tensor& w, int64_t& off) {
+      if (!w.defined()) return;
+      parts.push_back(&w);
+      offsets.push_back(&off);
+    };
+    add(a.ogate_proj, a.og_off);
+    add(a.k_shift_proj, a.ks_off);
+    add(a.v_shift_proj, a.vs_off);
+    if (cfg_.fgate_type == "full") add(a.fgate_weight, a.f_off);
+    std::vector<at::Tensor> ws;
+    for (at::Tensor* w : parts) ws.push_back(*w);
+    a.in_proj = at::cat(ws, 0);
+    int64_t row = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const int64_t n = parts[i]->size(0);
+      *parts[i] = a.in_proj.narrow(0, row, n);
+      *offsets[i] = row;
+      row += n;
+    }
+    if (a.f_off >= 0) {
+      a.in_bias = at::zeros({row}, a.in_proj.options());
+      a.in_bias.narrow(0, a.f_off, cfg_.num_heads).copy_(a.fgate_bias);
     }
   }
 
@@ -425,8 +470,56 @@ class ForgettingTransformer : public CausalLM {
     return mixed;
   }
 
+  // A decode step on slots with one matmul for every input projection and one kernel for the
+  // glue up to the attention (kernels/fox_decode.h); undefined where that kernel does not apply.
+  at::Tensor attention_slots(const AttentionWeights& a, const at::Tensor& h, SlotLayer& sl, const SlotStep& step) {
+    if (!a.in_proj.defined()) return at::Tensor();
+    FoxDecodePrep p;
+    p.q_off = a.q_off;
+    p.k_off = a.k_off;
+    p.v_off = a.v_off;
+    p.ks_off = cfg_.use_k_shift ? a.ks_off : -1;
+    p.vs_off = cfg_.use_v_shift ? a.vs_off : -1;
+    p.f_off = a.f_off;
+    p.heads = cfg_.num_heads;
+    p.head_dim = cfg_.head_dim;
+    if (cfg_.qk_norm) {
+      p.q_norm = a.q_norm;
+      p.k_norm = a.k_norm;
+    }
+    p.inv_freq = cfg_.use_rope ? inv_freq_ : at::Tensor();
+    p.len = step.slots->len;
+    p.keys = sl.keys;
+    p.values = sl.values;
+    p.cum_log_fgate = sl.cum_log_fgate;
+    p.k_state = sl.k_shift;
+    p.v_state = sl.v_shift;
+    p.og_off = cfg_.use_output_gate ? a.og_off : -1;
+    p.og_dim = cfg_.use_output_gate ? a.ogate_proj.size(0) : 0;
+    p.proj = a.in_bias.defined() ? foxeval::linear(h, a.in_proj, a.in_bias) : foxeval::linear(h, a.in_proj);
+    if (!fox_decode_prep_supports(p))  // the load checked the config (fused_decode_config)
+      throw Error("FoX model: internal: the fused decode step does not take this layer's arguments");
+    auto [q, g] = fox_decode_prep(p);
+    AttentionArgs args;
+    args.q = q;
+    args.k = sl.keys;
+    args.v = sl.values;
+    args.cum_log_fgate = cfg_.fgate_type == "none" ? at::Tensor() : sl.cum_log_fgate;
+    args.kv_len = step.kv_len;
+    args.scale = 1.0 / std::sqrt(static_cast<double>(cfg_.head_dim));
+    if (cfg_.has_log_pruning_tolerance && cfg_.fgate_type != "none")
+      args.adaptive_threshold = pruning_threshold(a, args.q, args.k, args.kv_len);
+    const int64_t S = h.size(0);
+    at::Tensor o = forgetting_attention(args).transpose(1, 2).reshape({S, 1, cfg_.num_heads * cfg_.head_dim});
+    return attention_output(a, h, o, g);
+  }
+
   at::Tensor attention(const AttentionWeights& a, const at::Tensor& h, const at::Tensor& positions,
                        const at::Tensor& seq_start, LayerState* ls, SlotLayer* sl, const SlotStep* step) {
+    if (sl && h.is_cuda()) {
+      at::Tensor out = attention_slots(a, h, *sl, *step);
+      if (out.defined()) return out;
+    }
     const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads, Hkv = cfg_.num_kv_heads, D = cfg_.head_dim;
     // Left padding: positions before seq_start are masked out of the token shift.
     at::Tensor pad_mask;
@@ -485,10 +578,16 @@ class ForgettingTransformer : public CausalLM {
     if (cfg_.has_log_pruning_tolerance && cfg_.fgate_type != "none")
       args.adaptive_threshold = pruning_threshold(a, args.q, args.k, args.kv_len);
     at::Tensor o = forgetting_attention(args).transpose(1, 2).reshape({B, T, H * D});
+    return attention_output(a, h, o, at::Tensor());
+  }
 
+  // The output norm and gate, then o_proj. The gate's projection is `g` where given (the fused
+  // decode step made it), else computed from h.
+  at::Tensor attention_output(const AttentionWeights& a, const at::Tensor& h, at::Tensor o, at::Tensor g) {
+    const int64_t H = cfg_.num_heads;
+    if (cfg_.use_output_gate && !g.defined()) g = foxeval::linear(h, a.ogate_proj);
     if (cfg_.use_output_norm) {
       if (cfg_.use_output_gate) {  // fused RMSNorm * sigmoid(gate), in fp32
-        at::Tensor g = foxeval::linear(h, a.ogate_proj);
         at::Tensor fused = o.is_cuda() ? fused_group_rms_norm(o, a.output_norm, H, cfg_.norm_eps, loader_.compute, g)
                                        : at::Tensor();
         if (fused.defined()) {
@@ -501,8 +600,8 @@ class ForgettingTransformer : public CausalLM {
         o = group_rms_norm(o, a.output_norm, H, cfg_.norm_eps, loader_.compute);
       }
     } else if (cfg_.use_output_gate) {
-      at::Tensor g = foxeval::linear(h, a.ogate_proj).to(at::kFloat);
-      at::Tensor gate = cfg_.ogate_act == "sigmoid" ? at::sigmoid(g) : at::silu(g);
+      at::Tensor gf = g.to(at::kFloat);
+      at::Tensor gate = cfg_.ogate_act == "sigmoid" ? at::sigmoid(gf) : at::silu(gf);
       o = (gate * o.to(at::kFloat)).to(loader_.compute);
     }
     return foxeval::linear(o, a.o_proj);
