@@ -5,6 +5,7 @@
 
 #include "data/errors.h"
 #include "kernels/fused_glue.h"
+#include "kernels/gemv.h"
 
 namespace foxeval {
 
@@ -37,12 +38,26 @@ at::Tensor Loader::matmul_weight(const std::string& name, const std::vector<int6
   return checkpoint.take(name, shape).to(device, compute);
 }
 
+// One row (a batch-1 decode step) on the GPU takes the small-batch kernel (kernels/gemv.h: faster
+// than cuBLAS there, slower at 4 rows), the rest cuBLAS.
+static bool one_row(const at::Tensor& x) { return x.dim() >= 1 && x.size(-1) > 0 && x.numel() == x.size(-1); }
+
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight) {
-  return at::linear(x.to(weight.scalar_type()), weight);
+  at::Tensor xc = x.to(weight.scalar_type());
+  if (xc.is_cuda() && one_row(xc)) {
+    at::Tensor y = small_gemv(xc, weight);
+    if (y.defined()) return y;
+  }
+  return at::linear(xc, weight);
 }
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  return at::linear(x.to(weight.scalar_type()), weight, bias.to(weight.scalar_type()));
+  at::Tensor xc = x.to(weight.scalar_type()), bc = bias.to(weight.scalar_type());
+  if (xc.is_cuda() && one_row(xc)) {
+    at::Tensor y = small_gemv(xc, weight, bc);
+    if (y.defined()) return y;
+  }
+  return at::linear(xc, weight, bc);
 }
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, at::ScalarType out_dtype) {

@@ -1,0 +1,170 @@
+// Small-batch matmul for decode steps (see kernels/gemv.h).
+//
+// A block of kWarps warps; each warp owns kRows consecutive output rows n and, for each, walks
+// the K/8 16-byte chunks of W[n] with its 32 lanes, kUnroll chunks per lane per iteration
+// (all loads of an iteration issued before the arithmetic: kRows * kUnroll * 16 bytes in flight
+// per lane). The chunk of every row of x is loaded once per chunk index and reused across the
+// warp's rows. Weight loads bypass L1 (read once); x stays in L1/L2.
+#include "kernels/gemv.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_bf16.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace foxeval {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+constexpr int kWarps = 4;
+constexpr int kRows = 2;
+constexpr int kUnroll = 4;
+
+__device__ __forceinline__ uint4 load_stream(const bf16* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ void unpack8(const uint4& u, float* f) {
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    __nv_bfloat162 h;
+    *reinterpret_cast<uint32_t*>(&h) = w[i];
+    const float2 t = __bfloat1622float2(h);
+    f[2 * i] = t.x;
+    f[2 * i + 1] = t.y;
+  }
+}
+
+// S: rows of x (1..8), as a template bound with the real count m <= S.
+template <int S>
+__global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restrict__ w, const bf16* __restrict__ x,
+                                                          const bf16* __restrict__ bias, bf16* __restrict__ y, int m,
+                                                          int N, int K, int64_t ldx) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int n0 = (blockIdx.x * kWarps + warp) * kRows;
+  if (n0 >= N) return;
+  const int chunks = K / 8;
+  float acc[kRows][S];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+#pragma unroll
+    for (int s = 0; s < S; ++s) acc[r][s] = 0.f;
+  // Rows past N read row n0 again (their sums are not stored): no bounds checks in the loop.
+  const bf16* wr[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) wr[r] = w + static_cast<int64_t>(n0 + r < N ? n0 + r : n0) * K;
+
+  for (int c0 = lane; c0 < chunks; c0 += 32 * kUnroll) {
+    uint4 wv[kUnroll][kRows];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int c = c0 + u * 32;
+      if (c < chunks) {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) wv[u][r] = load_stream(wr[r] + c * 8);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int c = c0 + u * 32;
+      if (c >= chunks) break;
+#pragma unroll
+      for (int s = 0; s < S; ++s) {
+        if (s >= m) break;
+        float xf[8];
+        unpack8(*reinterpret_cast<const uint4*>(x + s * ldx + c * 8), xf);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          float wf[8];
+          unpack8(wv[u][r], wf);
+          float a = acc[r][s];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) a = fmaf(wf[e], xf[e], a);
+          acc[r][s] = a;
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+#pragma unroll
+    for (int s = 0; s < S; ++s)
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) acc[r][s] += __shfl_xor_sync(0xffffffffu, acc[r][s], o);
+  if (lane == 0) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int n = n0 + r;
+      if (n >= N) break;
+      const float b = bias ? __bfloat162float(bias[n]) : 0.f;
+#pragma unroll
+      for (int s = 0; s < S; ++s)
+        if (s < m) y[static_cast<int64_t>(s) * N + n] = __float2bfloat16_rn(acc[r][s] + b);
+    }
+  }
+}
+
+bool enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("FOXEVAL_GEMV");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+}  // namespace
+
+at::Tensor small_gemv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (!enabled() || !x.is_cuda() || !weight.is_cuda() || x.device() != weight.device()) return at::Tensor();
+  if (x.scalar_type() != at::kBFloat16 || weight.scalar_type() != at::kBFloat16 || weight.dim() != 2 ||
+      !weight.is_contiguous() || x.dim() < 1)
+    return at::Tensor();
+  const int64_t N = weight.size(0), K = weight.size(1);
+  if (x.size(-1) != K || K % 8 != 0 || K < 8 || N < 1 || N >= (int64_t(1) << 31) || K >= (int64_t(1) << 31))
+    return at::Tensor();
+  const int64_t m = K == 0 ? 0 : x.numel() / K;
+  if (m < 1 || m > kGemvMaxRows) return at::Tensor();
+  // Rows of x: the last dim contiguous, rows evenly spaced (a [m, K] view).
+  at::Tensor x2 = x.reshape({m, K});
+  if (x2.stride(1) != 1 || (m > 1 && x2.stride(0) % 8 != 0)) return at::Tensor();
+  if (bias.defined() && (!bias.is_cuda() || bias.device() != x.device() || bias.scalar_type() != at::kBFloat16 ||
+                         bias.numel() != N || !bias.is_contiguous()))
+    return at::Tensor();
+  if (!aligned16(x2.data_ptr()) || !aligned16(weight.data_ptr())) return at::Tensor();
+  c10::cuda::CUDAGuard guard(x.device());
+  auto out_shape = x.sizes().vec();
+  out_shape.back() = N;
+  at::Tensor y = at::empty(out_shape, x.options());
+  const int rows_per_block = kWarps * kRows;
+  const unsigned blocks = static_cast<unsigned>((N + rows_per_block - 1) / rows_per_block);
+  auto stream = at::cuda::getCurrentCUDAStream();
+  const auto* wp = reinterpret_cast<const bf16*>(weight.data_ptr());
+  const auto* xp = reinterpret_cast<const bf16*>(x2.data_ptr());
+  const auto* bp = bias.defined() ? reinterpret_cast<const bf16*>(bias.data_ptr()) : nullptr;
+  auto* yp = reinterpret_cast<bf16*>(y.data_ptr());
+  const int mi = static_cast<int>(m), Ni = static_cast<int>(N), Ki = static_cast<int>(K);
+  const int64_t ldx = m > 1 ? x2.stride(0) : K;
+  if (m == 1)
+    gemv_kernel<1><<<blocks, kWarps * 32, 0, stream>>>(wp, xp, bp, yp, mi, Ni, Ki, ldx);
+  else if (m == 2)
+    gemv_kernel<2><<<blocks, kWarps * 32, 0, stream>>>(wp, xp, bp, yp, mi, Ni, Ki, ldx);
+  else if (m <= 4)
+    gemv_kernel<4><<<blocks, kWarps * 32, 0, stream>>>(wp, xp, bp, yp, mi, Ni, Ki, ldx);
+  else
+    gemv_kernel<8><<<blocks, kWarps * 32, 0, stream>>>(wp, xp, bp, yp, mi, Ni, Ki, ldx);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
+}
+
+}  // namespace foxeval

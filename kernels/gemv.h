@@ -1,0 +1,28 @@
+// y = x W^T (+ bias) for a few rows of x: the matmuls of a decode step (issue 15).
+//
+// At decode time x has one row per decoding slot, so each matmul reads its whole weight to do
+// almost no arithmetic: its time is the weight's bytes over the memory bandwidth, plus a launch.
+// This kernel streams each weight row once with 16-byte loads, several rows and chunks in flight
+// per warp, and keeps the few rows of x in cache. Measured on the H100 (760M FoX (Pro), bf16,
+// `foxeval bench generate`, 1k prompt): batch 1 decodes at 1.45 ms a token with it, 1.59 ms with
+// cuBLAS; at batch 4 it was slower than cuBLAS (1842 vs 2259 tokens/s), so foxeval::linear
+// takes it for one row only (models/layers.cpp).
+//
+// Arithmetic: fp32 accumulation, each lane summing its 8-element chunks in order and the warp
+// adding the lanes' sums by a shuffle tree, bias added in fp32, one rounding to the output dtype.
+// A row's result depends on that row of x and W alone, not on how many rows x has.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+namespace foxeval {
+
+// The largest number of rows of x the kernel takes.
+constexpr int64_t kGemvMaxRows = 8;
+
+// x [..., K] bf16 (rows contiguous), weight [N, K] bf16 contiguous, bias [N] bf16 or undefined:
+// returns y [..., N] bf16, or an undefined tensor where the kernel does not take the arguments
+// (CPU, other dtypes, more than kGemvMaxRows rows, K not a multiple of 8, unaligned pointers,
+// FOXEVAL_GEMV=0 in the environment): the caller then runs at::linear.
+at::Tensor small_gemv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = at::Tensor());
+
+}  // namespace foxeval

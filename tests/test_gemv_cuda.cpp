@@ -1,0 +1,83 @@
+// The small-batch decode matmul (kernels/gemv.cu) on the GPU (returns early with a message where
+// CUDA is unavailable, as in CI): against an fp64 product of the same bf16 inputs for 1 to 8 rows,
+// the decode shapes of the 760M models and odd ones, with and without a bias; a row's result not
+// depending on the other rows; the cases it must refuse.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <doctest/doctest.h>  // after ATen: c10's glog-style CHECK must not replace doctest's
+
+#include "kernels/gemv.h"
+#include "models/layers.h"
+
+using namespace foxeval;
+
+namespace {
+
+bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
+
+}  // namespace
+
+TEST_CASE("gemv cuda: a few rows times a bf16 weight equal the fp64 product to one rounding") {
+  if (!have_cuda()) {
+    MESSAGE("CUDA unavailable: skipping");
+    return;
+  }
+  at::manual_seed(0);
+  // (N, K): the 760M FoX (Pro) decode shapes (fused input projection, o_proj, MLP, LM head), odd sizes.
+  const std::vector<std::pair<int64_t, int64_t>> shapes{{6204, 1536}, {1536, 1536}, {8192, 1536}, {1536, 4096},
+                                                        {50257, 1536}, {1, 8}, {7, 24}, {13, 1544}, {3, 4104}};
+  double worst = 0;
+  for (auto [N, K] : shapes) {
+    for (int64_t m : {1, 2, 3, 4, 5, 8}) {
+      for (bool with_bias : {false, true}) {
+        INFO("N " << N << " K " << K << " rows " << m << " bias " << with_bias);
+        at::Tensor w = (at::randn({N, K}) * 0.05).to(at::kBFloat16);
+        at::Tensor x = at::randn({m, 1, K}).to(at::kBFloat16);
+        at::Tensor b = with_bias ? at::randn({N}).to(at::kBFloat16) : at::Tensor();
+        at::Tensor y = small_gemv(x.cuda(), w.cuda(), with_bias ? b.cuda() : at::Tensor());
+        REQUIRE(y.defined());
+        CHECK(y.sizes() == at::IntArrayRef({m, 1, N}));
+        at::Tensor ref = at::matmul(x.to(at::kDouble).view({m, K}), w.to(at::kDouble).t());
+        if (with_bias) ref = ref + b.to(at::kDouble);
+        // One bf16 rounding (2^-9 relative) plus fp32 accumulation over K terms of size |w||x|.
+        at::Tensor mag = at::matmul(x.to(at::kDouble).abs().view({m, K}), w.to(at::kDouble).abs().t());
+        at::Tensor err = (y.cpu().to(at::kDouble).view({m, N}) - ref).abs();
+        at::Tensor allowed = ref.abs() * std::ldexp(1.0, -8) + mag * 1e-6 + 1e-30;
+        worst = std::max(worst, (err / allowed).max().item<double>());
+        CHECK((err <= allowed).all().item<bool>());
+      }
+    }
+  }
+  MESSAGE("worst error / allowed " << worst);
+}
+
+TEST_CASE("gemv cuda: each row's result is the same alone or among eight; linear() takes it for one row") {
+  if (!have_cuda()) {
+    MESSAGE("CUDA unavailable: skipping");
+    return;
+  }
+  at::manual_seed(1);
+  at::Tensor w = (at::randn({3000, 1536}) * 0.05).to(at::kBFloat16).cuda();
+  at::Tensor x = at::randn({8, 1536}).to(at::kBFloat16).cuda();
+  at::Tensor all = small_gemv(x, w);
+  for (int64_t r = 0; r < 8; ++r) CHECK(at::equal(small_gemv(x.slice(0, r, r + 1), w), all.slice(0, r, r + 1)));
+  // linear() takes the kernel for one row (fp32 rows cast to the weight's dtype first, as
+  // autocast), cuBLAS for more (faster there: kernels/gemv.h).
+  CHECK(at::equal(foxeval::linear(x.slice(0, 2, 3), w), all.slice(0, 2, 3)));
+  CHECK(at::equal(foxeval::linear(x.slice(0, 2, 3).to(at::kFloat).view({1, 1, -1}), w).view({1, -1}), all.slice(0, 2, 3)));
+  CHECK(at::equal(foxeval::linear(x, w), at::linear(x, w)));
+}
+
+TEST_CASE("gemv cuda: refuses what it does not take") {
+  if (!have_cuda()) {
+    MESSAGE("CUDA unavailable: skipping");
+    return;
+  }
+  at::Tensor w = at::randn({64, 64}).to(at::kBFloat16).cuda();
+  CHECK_FALSE(small_gemv(at::randn({9, 64}).to(at::kBFloat16).cuda(), w).defined());      // > 8 rows
+  CHECK_FALSE(small_gemv(at::randn({1, 64}).cuda(), w.to(at::kFloat)).defined());          // fp32
+  CHECK_FALSE(small_gemv(at::randn({1, 60}).to(at::kBFloat16).cuda(),
+                         at::randn({64, 60}).to(at::kBFloat16).cuda()).defined());        // K % 8
+  CHECK_FALSE(small_gemv(at::randn({1, 64}).to(at::kBFloat16), w.cpu()).defined());       // CPU
+  CHECK_FALSE(small_gemv(at::randn({1, 64}).to(at::kBFloat16).cuda(), w.t()).defined());  // not contiguous
+}
