@@ -6,10 +6,8 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
-#include <cstdlib>
-#include <string>
-
 #include "kernels/cuda_types.cuh"
+#include "kernels/env_switch.h"
 
 namespace foxeval {
 namespace {
@@ -129,22 +127,14 @@ __global__ void __launch_bounds__(D) fox_decode_prep_kernel(Params p) {
   }
 }
 
-bool enabled_() {
-  static const bool on = [] {
-    const char* v = std::getenv("FOXEVAL_FUSED_GLUE");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
-}
-
 bool same_device(const at::Tensor& t, const at::Tensor& ref) { return t.is_cuda() && t.device() == ref.device(); }
 
 }  // namespace
 
-bool fox_decode_prep_enabled() { return enabled_(); }
+bool fox_decode_prep_enabled() { return fused_glue_on(); }
 
 bool fox_decode_prep_supports(const FoxDecodePrep& a) {
-  if (!enabled_() || !a.proj.defined() || !a.proj.is_cuda() || !float_type(a.proj.scalar_type())) return false;
+  if (!fused_glue_on() || !a.proj.defined() || !a.proj.is_cuda() || !float_type(a.proj.scalar_type())) return false;
   const int64_t H = a.heads, D = a.head_dim;
   if ((D != 64 && D != 128) || H < 1) return false;
   const at::Tensor& x = a.proj;

@@ -20,6 +20,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "kernels/cuda_types.cuh"
+#include "kernels/env_switch.h"
+
 namespace foxeval {
 namespace {
 
@@ -27,16 +30,9 @@ constexpr int kChunk = 8;
 constexpr int kMaxItems = 4;
 constexpr int kMaxThreads = 1024;
 
-using bf16 = __nv_bfloat16;
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
-template <typename T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ bf16 from_f<bf16>(float v) { return __float2bfloat16_rn(v); }
+using cuda_types::bf16;
+using cuda_types::from_f;
+using cuda_types::to_f;
 
 // 8 elements from a 16-byte aligned pointer.
 __device__ __forceinline__ void load8(const float* p, float* v) {
@@ -269,13 +265,7 @@ __global__ void rotary_kernel(const T* __restrict__ x, const int64_t* __restrict
 bool fdtype(at::ScalarType t) { return t == at::kFloat || t == at::kBFloat16; }
 
 // FOXEVAL_FUSED_GLUE=0 turns every kernel off (callers take their torch-op paths): A/B timing.
-bool enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("FOXEVAL_FUSED_GLUE");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
-}
+bool enabled() { return fused_glue_on(); }
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 template <typename F>

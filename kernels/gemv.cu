@@ -12,8 +12,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_bf16.h>
 
-#include <cstdlib>
-#include <string>
+#include "kernels/env_switch.h"
 
 namespace foxeval {
 namespace {
@@ -114,10 +113,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
 }
 
 bool enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("FOXEVAL_GEMV");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = env_switch_on("FOXEVAL_GEMV");
   return on;
 }
 

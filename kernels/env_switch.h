@@ -1,0 +1,21 @@
+// A/B switches for the kernels: FOXEVAL_<NAME>=0 in the environment turns a kernel off, so its
+// caller takes the path it replaced (timing and numerics comparisons). Read once per switch.
+#pragma once
+#include <cstdlib>
+#include <cstring>
+
+namespace foxeval {
+
+// False when the variable is set to "0".
+inline bool env_switch_on(const char* var) {
+  const char* v = std::getenv(var);
+  return !(v && std::strcmp(v, "0") == 0);
+}
+
+// FOXEVAL_FUSED_GLUE: the FoX block's fused glue kernels (kernels/fused_glue.h, kernels/fox_decode.h).
+inline bool fused_glue_on() {
+  static const bool on = env_switch_on("FOXEVAL_FUSED_GLUE");
+  return on;
+}
+
+}  // namespace foxeval
