@@ -33,6 +33,19 @@ struct Tag {
   using type = T;
 };
 
+// 8 bf16 values packed in 16 bytes (one vector load) -> 8 floats.
+__device__ __forceinline__ void unpack_bf16x8(const uint4& u, float* f) {
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    __nv_bfloat162 h;
+    *reinterpret_cast<uint32_t*>(&h) = w[i];
+    const float2 t = __bfloat1622float2(h);
+    f[2 * i] = t.x;
+    f[2 * i + 1] = t.y;
+  }
+}
+
 inline bool float_type(c10::ScalarType t) { return t == c10::kFloat || t == c10::kBFloat16 || t == c10::kHalf; }
 
 // Calls f(Tag<float|bf16|f16>) for t (one of float_type()).

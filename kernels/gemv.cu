@@ -12,12 +12,13 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_bf16.h>
 
+#include "kernels/cuda_types.cuh"
 #include "kernels/env_switch.h"
 
 namespace foxeval {
 namespace {
 
-using bf16 = __nv_bfloat16;
+using cuda_types::bf16;
 
 constexpr int kWarps = 4;
 constexpr int kRows = 2;
@@ -31,17 +32,7 @@ __device__ __forceinline__ uint4 load_stream(const bf16* p) {
   return v;
 }
 
-__device__ __forceinline__ void unpack8(const uint4& u, float* f) {
-  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    __nv_bfloat162 h;
-    *reinterpret_cast<uint32_t*>(&h) = w[i];
-    const float2 t = __bfloat1622float2(h);
-    f[2 * i] = t.x;
-    f[2 * i + 1] = t.y;
-  }
-}
+using cuda_types::unpack_bf16x8;
 
 // S: rows of x (1..8), as a template bound with the real count m <= S.
 template <int S>
@@ -80,11 +71,11 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
       for (int s = 0; s < S; ++s) {
         if (s >= m) break;
         float xf[8];
-        unpack8(*reinterpret_cast<const uint4*>(x + s * ldx + c * 8), xf);
+        unpack_bf16x8(*reinterpret_cast<const uint4*>(x + s * ldx + c * 8), xf);
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           float wf[8];
-          unpack8(wv[u][r], wf);
+          unpack_bf16x8(wv[u][r], wf);
           float a = acc[r][s];
 #pragma unroll
           for (int e = 0; e < 8; ++e) a = fmaf(wf[e], xf[e], a);
