@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "data/errors.h"
+#include "kernels/fa_common.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FOXEVAL_DELTA_SM80 1
@@ -59,41 +60,26 @@ __host__ __device__ constexpr int64_t block_elems(int K, int V) { return 3 * kCh
 __device__ __forceinline__ float bf16_round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 
 // Two floats as a bf16x2 register (lo in the low half: the smaller column index of a fragment).
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&p);
-}
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) { return fa::TypeTraits<bf16>::pack(lo, hi); }
 
-__device__ __forceinline__ float2 unpack_bf16(uint32_t u) {
-  __nv_bfloat162 p = *reinterpret_cast<__nv_bfloat162*>(&u);
-  return __bfloat1622float2(p);
-}
+__device__ __forceinline__ float2 unpack_bf16(uint32_t u) { return fa::TypeTraits<bf16>::unpack(u); }
 
 // c (16x8 fp32) += a (16x16 bf16, row) * b (16x8 bf16, col).
 __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, const uint32_t* b) {
 #ifdef FOXEVAL_DELTA_SM80
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  fa::mma16816<bf16>(*reinterpret_cast<float(*)[4]>(c), *reinterpret_cast<const uint32_t(*)[4]>(a), b[0], b[1]);
 #endif
 }
 
 __device__ __forceinline__ void ldsm_x4(uint32_t* r, const bf16* p) {
 #ifdef FOXEVAL_DELTA_SM80
-  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
+  fa::ldmatrix_x4(fa::smem_u32(p), r[0], r[1], r[2], r[3]);
 #endif
 }
 
 __device__ __forceinline__ void ldsm_x4_t(uint32_t* r, const bf16* p) {
 #ifdef FOXEVAL_DELTA_SM80
-  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
+  fa::ldmatrix_x4_trans(fa::smem_u32(p), r[0], r[1], r[2], r[3]);
 #endif
 }
 
@@ -106,14 +92,14 @@ __device__ __forceinline__ void cp_async16(bf16* dst, const bf16* src) {
 
 __device__ __forceinline__ void cp_async_commit() {
 #ifdef FOXEVAL_DELTA_SM80
-  asm volatile("cp.async.commit_group;\n" ::);
+  fa::cp_async_commit();
 #endif
 }
 
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
 #ifdef FOXEVAL_DELTA_SM80
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+  fa::cp_async_wait<N>();
 #endif
 }
 

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "data/errors.h"
+#include "kernels/fa_common.cuh"
 
 namespace foxeval {
 namespace kernels {
@@ -44,37 +45,29 @@ struct GlaParams {
 };
 
 // ---------------------------------------------------------------- tensor-core helpers
+// The PTX wrappers are the attention kernels' (fa_common.cuh); below sm_80 the kernels trap
+// (gla_cuda_supports() is false there).
+using fa::smem_u32;
+
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  fa::mma16816<bf16>(d, a, b0, b1);
 #else
   __trap();  // gla_cuda_supports() is false below sm_80
 #endif
 }
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // Four 8x8 bf16 matrices; lane l gives the row address of matrix l / 8.
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
+  fa::ldmatrix_x4(smem_u32(p), r[0], r[1], r[2], r[3]);
 #else
   __trap();
 #endif
 }
 __device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
+  fa::ldmatrix_x4_trans(smem_u32(p), r[0], r[1], r[2], r[3]);
 #else
   __trap();
 #endif
@@ -99,15 +92,8 @@ __device__ __forceinline__ void load_b_nk(uint32_t (&b)[4], const bf16* s, int l
   ldsm_x4(b, s + (n0 + (lane & 7) + ((lane >> 4) << 3)) * ld + k0 + (((lane >> 3) & 1) << 3));
 }
 
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&h);
-}
-__device__ __forceinline__ float2 unpack_bf16(uint32_t u) {
-  __nv_bfloat162 h;
-  *reinterpret_cast<uint32_t*>(&h) = u;
-  return __bfloat1622float2(h);
-}
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) { return fa::TypeTraits<bf16>::pack(lo, hi); }
+__device__ __forceinline__ float2 unpack_bf16(uint32_t u) { return fa::TypeTraits<bf16>::unpack(u); }
 // 4 floats -> 4 bf16 at an 8-byte aligned smem address.
 __device__ __forceinline__ void store4_bf16(bf16* p, float4 x) {
   *reinterpret_cast<uint2*>(p) = make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
