@@ -3,7 +3,8 @@
 # and 3 CPU processes write one result equal to the one-process run, and so do `longbench run` (2)
 # and `lm-eval run` (2, 3), which take records / documents in batches from the shared counter; a rank killed mid-run (the test hook
 # FOXEVAL_TEST_DIE_AFTER) leaves resumable journals and --resume with another process count gives
-# the same result; without torchrun (srun/mpirun style: rank 0 hosts the store) a dead rank stops
+# the same result; foxeval's own --nproc-per-node launcher gives the same results and stops a run
+# whose rank died; without torchrun (srun/mpirun style: rank 0 hosts the store) a dead rank stops
 # the other within FOXEVAL_HEARTBEAT_TIMEOUT naming it; an unreachable store names its address.
 # Usage: tests/cli_distributed_test.sh path/to/foxeval   (run from the repository root)
 set -u
@@ -68,6 +69,27 @@ trun 3 "${grid[@]}" --out "$tmp/k.json" >/dev/null 2>"$tmp/err"; rc=$?
 if trun 3 "${grid[@]}" --out "$tmp/k.json" --resume >/dev/null 2>"$tmp/err"; then ok; else bad "resume with 3 processes"; tail -20 "$tmp/err" >&2; fi
 grep -q "items already done" "$tmp/err" && [ -f "$tmp/k.json" ] && [ "$(core "$tmp/one.json")" = "$(core "$tmp/k.json")" ] \
   && [ "$(journals "$tmp/k.json")" -eq 0 ] && ok || bad "resumed with 3 processes: equal to one process, journals removed"
+
+# ---- foxeval's own launcher (cli/launch.h): the same run without torchrun's Python start ----
+if "$FOXEVAL" --nproc-per-node 2 "${grid[@]}" --out "$tmp/b2.json" >/dev/null 2>"$tmp/err"; then ok; else bad "--nproc-per-node 2"; tail -20 "$tmp/err" >&2; fi
+[ -f "$tmp/b2.json" ] && [ "$(core "$tmp/one.json")" = "$(core "$tmp/b2.json")" ] && [ "$(journals "$tmp/b2.json")" -eq 0 ] \
+  && grep -q "rank 1 of 2 (from RANK/WORLD_SIZE)" "$tmp/err" && ok || bad "--nproc-per-node 2: one result equal to one process"
+if "$FOXEVAL" --nproc-per-node=3 "${L[@]}" --out "$tmp/lb3.json" >/dev/null 2>"$tmp/err"; then ok; else bad "loss: --nproc-per-node=3"; tail -20 "$tmp/err" >&2; fi
+[ -f "$tmp/lb3.json" ] && [ "$(lcore "$tmp/l1.json")" = "$(lcore "$tmp/lb3.json")" ] && ok || bad "loss: --nproc-per-node=3 gives the one-process numbers"
+# A rank that dies: the launcher stops the other (SIGTERM: it saves and exits 3), exits non-zero,
+# the journals stay; --resume with one process finishes the same result.
+FOXEVAL_TEST_DIE_AFTER=1 FOXEVAL_TEST_DIE_RANK=1 "$FOXEVAL" --nproc-per-node 2 "${grid[@]}" --out "$tmp/bk.json" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && [ ! -f "$tmp/bk.json" ] && [ "$(journals "$tmp/bk.json")" -ge 1 ] && grep -q "rank 1 exited with signal 9: stopping the other ranks" "$tmp/err" \
+  && ok || { bad "--nproc-per-node: a dead rank stops the run, journals kept (rc $rc)"; tail -20 "$tmp/err" >&2; }
+if "$FOXEVAL" "${grid[@]}" --out "$tmp/bk.json" --resume >/dev/null 2>"$tmp/err"; then ok; else bad "--nproc-per-node: resume in one process"; cat "$tmp/err" >&2; fi
+[ -f "$tmp/bk.json" ] && [ "$(core "$tmp/one.json")" = "$(core "$tmp/bk.json")" ] && ok || bad "--nproc-per-node: killed, resumed: equal to one process"
+# Refusals: a bad count, no command, a launcher inside a launcher.
+"$FOXEVAL" --nproc-per-node 0 "${grid[@]}" --out "$tmp/x.json" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "nproc-per-node 0: expected a number of processes" "$tmp/err" && ok || bad "--nproc-per-node 0 refused (rc $rc)"
+"$FOXEVAL" --nproc-per-node 2 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "no command to run" "$tmp/err" && ok || bad "--nproc-per-node without a command refused (rc $rc)"
+env RANK=0 WORLD_SIZE=2 "$FOXEVAL" --nproc-per-node 2 "${grid[@]}" --out "$tmp/x.json" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "already one of a launcher's ranks (RANK=0)" "$tmp/err" && [ ! -f "$tmp/x.json" ] && ok || bad "--nproc-per-node under another launcher refused (rc $rc)"
 
 # ---- longbench and lm-eval: records / documents taken in batches from the shared counter ----
 # Both ranks take batches (their progress lines count items), and the result equals the
