@@ -22,6 +22,7 @@
 
 #include "kernels/cuda_types.cuh"
 #include "kernels/env_switch.h"
+#include "kernels/pdl.cuh"
 
 namespace foxeval {
 namespace {
@@ -105,6 +106,7 @@ __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __rest
                                                                const float* __restrict__ w, const Tg* __restrict__ g,
                                                                Tout* __restrict__ y, int D, int vpg, float inv_n, float eps) {
   __shared__ float red[33];
+  pdl_trigger();  // a decode step's next matmul may start loading its weights (kernels/pdl.cuh)
   const int64_t base = static_cast<int64_t>(blockIdx.x) * D;
   const int nchunks = (D + kChunk - 1) / kChunk;
   float v[kMaxItems][kChunk];
@@ -167,6 +169,7 @@ __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __rest
 
 template <typename Tin, typename Tout, bool VEC, bool SILU>
 __global__ void swiglu_kernel(const Tin* __restrict__ y, Tout* __restrict__ out, int64_t rows, int64_t I) {
+  pdl_trigger();  // the down projection may start loading its weights (kernels/pdl.cuh)
   const int64_t cpr = (I + kChunk - 1) / kChunk, total = rows * cpr;
   for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
        idx += (int64_t)gridDim.x * blockDim.x) {

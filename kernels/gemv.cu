@@ -5,6 +5,10 @@
 // (all loads of an iteration issued before the arithmetic: kRows * kUnroll * 16 bytes in flight
 // per lane). The chunk of every row of x is loaded once per chunk index and reused across the
 // warp's rows. Weight loads bypass L1 (read once); x stays in L1/L2.
+//
+// Launched as a programmatic dependent (kernels/pdl.cuh): the first iteration's weight loads are
+// issued before waiting for the kernel that wrote x (a norm or SwiGLU, which trigger early), so at
+// batch 1 the weight stream starts during that kernel instead of after it and the launch gap.
 #include "kernels/gemv.h"
 
 #include <ATen/ATen.h>
@@ -14,6 +18,7 @@
 
 #include "kernels/cuda_types.cuh"
 #include "kernels/env_switch.h"
+#include "kernels/pdl.cuh"
 
 namespace foxeval {
 namespace {
@@ -53,8 +58,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
 #pragma unroll
   for (int r = 0; r < kRows; ++r) wr[r] = w + static_cast<int64_t>(n0 + r < N ? n0 + r : n0) * K;
 
-  for (int c0 = lane; c0 < chunks; c0 += 32 * kUnroll) {
-    uint4 wv[kUnroll][kRows];
+  uint4 wv[kUnroll][kRows];
+  auto load_weights = [&](int c0) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int c = c0 + u * 32;
@@ -63,6 +68,12 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
         for (int r = 0; r < kRows; ++r) wv[u][r] = load_stream(wr[r] + c * 8);
       }
     }
+  };
+  // The weights depend on no earlier kernel: the first round goes out before the wait for x.
+  load_weights(lane);
+  pdl_wait();
+  for (int c0 = lane; c0 < chunks; c0 += 32 * kUnroll) {
+    if (c0 != lane) load_weights(c0);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int c = c0 + u * 32;
@@ -108,6 +119,12 @@ bool enabled() {
   return on;
 }
 
+// FOXEVAL_PDL=0: launched the ordinary way (A/B of the programmatic dependent launch).
+bool pdl_enabled() {
+  static const bool on = env_switch_on("FOXEVAL_PDL");
+  return on;
+}
+
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
@@ -142,14 +159,25 @@ at::Tensor small_gemv(const at::Tensor& x, const at::Tensor& weight, const at::T
   auto* yp = reinterpret_cast<bf16*>(y.data_ptr());
   const int mi = static_cast<int>(m), Ni = static_cast<int>(N), Ki = static_cast<int>(K);
   const int64_t ldx = m > 1 ? x2.stride(0) : K;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(kWarps * 32);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  auto launch = [&](auto kernel) { C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wp, xp, bp, yp, mi, Ni, Ki, ldx)); };
   if (m == 1)
-    gemv_kernel<1><<<blocks, kWarps * 32, 0, stream>>>(wp, xp, bp, yp, mi, Ni, Ki, ldx);
+    launch(gemv_kernel<1>);
   else if (m == 2)
-    gemv_kernel<2><<<blocks, kWarps * 32, 0, stream>>>(wp, xp, bp, yp, mi, Ni, Ki, ldx);
+    launch(gemv_kernel<2>);
   else if (m <= 4)
-    gemv_kernel<4><<<blocks, kWarps * 32, 0, stream>>>(wp, xp, bp, yp, mi, Ni, Ki, ldx);
+    launch(gemv_kernel<4>);
   else
-    gemv_kernel<8><<<blocks, kWarps * 32, 0, stream>>>(wp, xp, bp, yp, mi, Ni, Ki, ldx);
+    launch(gemv_kernel<8>);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }

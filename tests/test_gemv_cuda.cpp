@@ -1,11 +1,15 @@
 // The small-batch decode matmul (kernels/gemv.cu) on the GPU (returns early with a message where
 // CUDA is unavailable, as in CI): against an fp64 product of the same bf16 inputs for 1 to 8 rows,
 // the decode shapes of the 760M models and odd ones, with and without a bias; a row's result not
-// depending on the other rows; the cases it must refuse.
+// depending on the other rows; the cases it must refuse; its early (programmatic) launch after a
+// norm reading the norm's finished output, eager and in a CUDA graph.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <doctest/doctest.h>  // after ATen: c10's glog-style CHECK must not replace doctest's
 
+#include "kernels/fused_glue.h"
 #include "kernels/gemv.h"
 #include "models/layers.h"
 
@@ -80,4 +84,64 @@ TEST_CASE("gemv cuda: refuses what it does not take") {
                          at::randn({64, 60}).to(at::kBFloat16).cuda()).defined());        // K % 8
   CHECK_FALSE(small_gemv(at::randn({1, 64}).to(at::kBFloat16), w.cpu()).defined());       // CPU
   CHECK_FALSE(small_gemv(at::randn({1, 64}).to(at::kBFloat16).cuda(), w.t()).defined());  // not contiguous
+}
+
+// The kernel may start before the kernel that writes x has finished (programmatic dependent
+// launch, kernels/pdl.cuh), and the norm kernel before it lets it start early: x must still be
+// read only once the norm is done. A chain norm -> GEMV -> norm -> GEMV ... over changing inputs,
+// eager and replayed from a CUDA graph, equals the same GEMVs run one at a time after a sync.
+TEST_CASE("gemv cuda: launched early after a norm, it reads the norm's finished output (eager and in a graph)") {
+  if (!have_cuda()) {
+    MESSAGE("CUDA unavailable: skipping");
+    return;
+  }
+  at::manual_seed(2);
+  const int64_t K = 4096;  // a long row: the norm is still running when the GEMV's blocks start
+  at::Tensor w = (at::randn({1536, K}) * 0.02).to(at::kBFloat16).cuda();
+  at::Tensor nw = at::rand({K}).add(0.5).cuda();
+  at::Tensor in = at::randn({1, K}).to(at::kBFloat16).cuda();
+  auto chain = [&](const at::Tensor& start, std::vector<at::Tensor>& xs) {
+    at::Tensor h = start, y;
+    for (int i = 0; i < 6; ++i) {
+      at::Tensor x = fused_rms_norm(h, nw, 1e-5, at::kBFloat16);
+      REQUIRE(x.defined());
+      xs.push_back(x);
+      y = small_gemv(x, w);
+      REQUIRE(y.defined());
+      h = at::cat({y, y, y, y}, -1).slice(-1, 0, K).contiguous();  // next input depends on y
+    }
+    return y;
+  };
+  std::vector<at::Tensor> xs;
+  at::Tensor y = chain(in, xs);
+  at::cuda::device_synchronize();
+  for (size_t i = 0; i + 1 < xs.size(); ++i) {  // each x is the norm of the previous step's output
+    at::Tensor ref = small_gemv(xs[i].clone(), w);
+    at::cuda::device_synchronize();
+    at::Tensor h = at::cat({ref, ref, ref, ref}, -1).slice(-1, 0, K).contiguous();
+    CHECK(at::equal(fused_rms_norm(h, nw, 1e-5, at::kBFloat16), xs[i + 1]));
+  }
+  at::Tensor ref_last = small_gemv(xs.back().clone(), w);
+  CHECK(at::equal(y, ref_last));
+
+  // The same chain captured once and replayed on new inputs.
+  at::Tensor static_in = in.clone();
+  std::vector<at::Tensor> gxs;
+  at::cuda::CUDAGraph graph;
+  at::cuda::CUDAStream side = at::cuda::getStreamFromPool();
+  at::Tensor gy;
+  at::cuda::getCurrentCUDAStream().synchronize();  // the inputs above were made on the main stream
+  {
+    at::cuda::CUDAStreamGuard guard(side);
+    graph.capture_begin();
+    gy = chain(static_in, gxs);
+    graph.capture_end();
+  }
+  for (int rep = 0; rep < 5; ++rep) {
+    static_in.copy_(at::randn({1, K}).to(at::kBFloat16).cuda());
+    graph.replay();
+    at::cuda::device_synchronize();
+    std::vector<at::Tensor> eager;
+    CHECK(at::equal(gy, chain(static_in.clone(), eager)));
+  }
 }
