@@ -5,6 +5,7 @@
 // by fa_decode_combine_kernel (log-sum-exp in the log2 domain).
 #pragma once
 #include "fa_common.cuh"
+#include "kernels/pdl.cuh"
 
 namespace foxeval::fa {
 
@@ -17,6 +18,8 @@ __global__ void __launch_bounds__(128) fa_decode_kernel(const FaParams p) {
   constexpr int U = 4;              // steps in flight
   __shared__ float s_o[NW][D];
   __shared__ float s_ml[NW][2];
+  pdl_wait();  // a programmatic dependent of the decode prep that wrote q and the cache (kernels/pdl.cuh)
+  pdl_trigger();
 
   const int row = blockIdx.x;  // (b*H + h)*Tq + t
   const int split = blockIdx.y;
@@ -176,6 +179,8 @@ __global__ void __launch_bounds__(128) fa_decode_kernel(const FaParams p) {
 
 template <typename T, int D>
 __global__ void __launch_bounds__(D) fa_decode_combine_kernel(const FaParams p) {
+  pdl_wait();  // a programmatic dependent of fa_decode_kernel (kernels/pdl.cuh)
+  pdl_trigger();
   const int row = blockIdx.x, d = threadIdx.x, S = p.num_splits;
   const float* ml = p.ml_part + (int64_t)row * S * 2;
   float M = -INFINITY;

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda_types.cuh"
 #include "kernels/env_switch.h"
+#include "kernels/pdl.cuh"
 
 namespace foxeval {
 namespace {
@@ -79,6 +80,8 @@ template <typename T, int D>
 __global__ void __launch_bounds__(D) fox_decode_prep_kernel(Params p) {
   __shared__ float red[D / 32];
   __shared__ float buf[D];
+  pdl_wait();  // launched as a programmatic dependent of the input projection (kernels/pdl.cuh)
+  pdl_trigger();
   const int h = blockIdx.x, s = blockIdx.y, i = threadIdx.x, H = p.H;
   const int e = h * D + i;  // this thread's element of the [H * D] rows
   const T* row = static_cast<const T*>(p.proj) + s * p.proj_stride;
@@ -215,9 +218,9 @@ std::pair<at::Tensor, at::Tensor> fox_decode_prep(const FoxDecodePrep& a) {
   with_type(x.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (D == 64)
-      fox_decode_prep_kernel<T, 64><<<grid, 64, 0, stream>>>(p);
+      launch_dependent(fox_decode_prep_kernel<T, 64>, grid, dim3(64), 0, stream.stream(), p);
     else
-      fox_decode_prep_kernel<T, 128><<<grid, 128, 0, stream>>>(p);
+      launch_dependent(fox_decode_prep_kernel<T, 128>, grid, dim3(128), 0, stream.stream(), p);
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {q, g};

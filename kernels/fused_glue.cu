@@ -107,6 +107,7 @@ __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __rest
                                                                Tout* __restrict__ y, int D, int vpg, float inv_n, float eps) {
   __shared__ float red[33];
   pdl_trigger();  // a decode step's next matmul may start loading its weights (kernels/pdl.cuh)
+  pdl_wait();
   const int64_t base = static_cast<int64_t>(blockIdx.x) * D;
   const int nchunks = (D + kChunk - 1) / kChunk;
   float v[kMaxItems][kChunk];
@@ -170,6 +171,7 @@ __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __rest
 template <typename Tin, typename Tout, bool VEC, bool SILU>
 __global__ void swiglu_kernel(const Tin* __restrict__ y, Tout* __restrict__ out, int64_t rows, int64_t I) {
   pdl_trigger();  // the down projection may start loading its weights (kernels/pdl.cuh)
+  pdl_wait();
   const int64_t cpr = (I + kChunk - 1) / kChunk, total = rows * cpr;
   for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
        idx += (int64_t)gridDim.x * blockDim.x) {
@@ -321,7 +323,7 @@ at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, cons
       auto go = [&](auto tg, auto vec_c, auto gate_c, auto resid_c) {
         using Tg = decltype(tg);
         constexpr bool V = decltype(vec_c)::value, G = decltype(gate_c)::value, R = decltype(resid_c)::value;
-        row_norm_kernel<Tin, Tout, Tg, V, G, R><<<static_cast<unsigned>(rows), threads, 0, stream>>>(
+        launch_dependent(row_norm_kernel<Tin, Tout, Tg, V, G, R>, dim3(static_cast<unsigned>(rows)), dim3(threads), 0, stream,
             ptr<const Tin>(x), R ? ptr<float>(resid) : nullptr, ptr<const float>(w),
             G ? ptr<const Tg>(g) : nullptr, ptr<Tout>(y), Di, vpg, n, feps);
       };
@@ -398,8 +400,8 @@ at::Tensor fused_swiglu(const at::Tensor& y_in, bool silu, at::ScalarType out_dt
     with_type(out_dtype, [&](auto tout) {
       using Tout = decltype(tout);
       auto go = [&](auto vec_c, auto silu_c) {
-        swiglu_kernel<Tin, Tout, decltype(vec_c)::value, decltype(silu_c)::value>
-            <<<blocks, threads, 0, stream>>>(ptr<const Tin>(y), ptr<Tout>(out), rows, I);
+        launch_dependent(swiglu_kernel<Tin, Tout, decltype(vec_c)::value, decltype(silu_c)::value>, dim3(blocks),
+                         dim3(threads), 0, stream, ptr<const Tin>(y), ptr<Tout>(out), rows, I);
       };
       if (vec)
         silu ? go(std::true_type{}, std::true_type{}) : go(std::true_type{}, std::false_type{});

@@ -119,12 +119,6 @@ bool enabled() {
   return on;
 }
 
-// FOXEVAL_PDL=0: launched the ordinary way (A/B of the programmatic dependent launch).
-bool pdl_enabled() {
-  static const bool on = env_switch_on("FOXEVAL_PDL");
-  return on;
-}
-
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
@@ -159,17 +153,8 @@ at::Tensor small_gemv(const at::Tensor& x, const at::Tensor& weight, const at::T
   auto* yp = reinterpret_cast<bf16*>(y.data_ptr());
   const int mi = static_cast<int>(m), Ni = static_cast<int>(N), Ki = static_cast<int>(K);
   const int64_t ldx = m > 1 ? x2.stride(0) : K;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(kWarps * 32);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  auto launch = [&](auto kernel) { C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wp, xp, bp, yp, mi, Ni, Ki, ldx)); };
+  const dim3 grid(blocks), block(kWarps * 32);
+  auto launch = [&](auto kernel) { launch_dependent(kernel, grid, block, 0, stream.stream(), wp, xp, bp, yp, mi, Ni, Ki, ldx); };
   if (m == 1)
     launch(gemv_kernel<1>);
   else if (m == 2)

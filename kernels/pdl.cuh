@@ -9,9 +9,42 @@
 // - pdl_trigger() in the previous kernel says its dependents may launch now rather than when its
 //   blocks exit; it changes nothing about what pdl_wait() waits for.
 // Both are no-ops for kernels launched the ordinary way. CUDA graphs keep the edge when captured.
+//
+// The decode step's kernels (GEMV, norms, SwiGLU, the fused decode prep, decode attention and its
+// combine) are launched this way; each waits before touching memory, so a kernel's completion
+// still implies its predecessors' and stream order holds for everything after it. The GEMV alone
+// starts work before its wait (weight loads) and does not trigger early, which bounds how many
+// kernels can sit waiting at once. FOXEVAL_PDL=0 launches them the ordinary way (A/B).
 #pragma once
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
+
+#include "kernels/env_switch.h"
 
 namespace foxeval {
+
+inline bool pdl_enabled() {
+  static const bool on = env_switch_on("FOXEVAL_PDL");
+  return on;
+}
+
+// kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the kernel before
+// it in the stream.
+template <typename... KernelArgs, typename... Args>
+void launch_dependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                      Args&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
 
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
