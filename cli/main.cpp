@@ -12,10 +12,11 @@ int main(int argc, char** argv) {
   CLI::App app{"foxeval: evaluate FoX-paper checkpoints (loss, niah, longbench, ...)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "foxeval 0.1");
+  for (auto& setup : foxeval::command_setups()) setup(app);
+  // After the subcommands exist, so that only the top-level help shows it.
   app.footer(
       "One run over several GPUs of this machine: foxeval --nproc-per-node N <command> ... (first on the line;\n"
       "torchrun, srun and mpirun work too, across nodes as well: see the README).");
-  for (auto& setup : foxeval::command_setups()) setup(app);
   try {
     if (const auto code = foxeval::launch_local_processes(argc, argv)) return *code;
     app.parse(argc, argv);
