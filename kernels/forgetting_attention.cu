@@ -199,11 +199,7 @@ void launch_decode(fa::FaParams& p, cudaStream_t stream, const at::TensorOptions
     p.ml_part = ml_part.data_ptr<float>();
   }
   launch_dependent(fa::fa_decode_kernel<T, D, GATE>, dim3(rows, splits), dim3(128), 0, stream, p);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (splits > 1) {
-    launch_dependent(fa::fa_decode_combine_kernel<T, D>, dim3(rows), dim3(D), 0, stream, p);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  if (splits > 1) launch_dependent(fa::fa_decode_combine_kernel<T, D>, dim3(rows), dim3(D), 0, stream, p);
 }
 
 template <typename T, int D>

@@ -222,7 +222,6 @@ std::pair<at::Tensor, at::Tensor> fox_decode_prep(const FoxDecodePrep& a) {
     else
       launch_dependent(fox_decode_prep_kernel<T, 128>, grid, dim3(128), 0, stream.stream(), p);
   });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {q, g};
 }
 

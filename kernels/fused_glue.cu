@@ -344,7 +344,6 @@ at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, cons
       }
     });
   });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
 
@@ -409,7 +408,6 @@ at::Tensor fused_swiglu(const at::Tensor& y_in, bool silu, at::ScalarType out_dt
         silu ? go(std::false_type{}, std::true_type{}) : go(std::false_type{}, std::false_type{});
     });
   });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }
 

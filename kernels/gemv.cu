@@ -163,7 +163,6 @@ at::Tensor small_gemv(const at::Tensor& x, const at::Tensor& weight, const at::T
     launch(gemv_kernel<4>);
   else
     launch(gemv_kernel<8>);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
 

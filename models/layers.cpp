@@ -39,25 +39,21 @@ at::Tensor Loader::matmul_weight(const std::string& name, const std::vector<int6
 }
 
 // One row (a batch-1 decode step) on the GPU takes the small-batch kernel (kernels/gemv.h: faster
-// than cuBLAS there, slower at 4 rows), the rest cuBLAS.
-static bool one_row(const at::Tensor& x) { return x.dim() >= 1 && x.size(-1) > 0 && x.numel() == x.size(-1); }
-
-at::Tensor linear(const at::Tensor& x, const at::Tensor& weight) {
+// than cuBLAS there, slower at 4 rows), the rest cuBLAS. `bias` may be undefined.
+static at::Tensor linear_in_weight_dtype(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   at::Tensor xc = x.to(weight.scalar_type());
-  if (xc.is_cuda() && one_row(xc)) {
-    at::Tensor y = small_gemv(xc, weight);
-    if (y.defined()) return y;
-  }
-  return at::linear(xc, weight);
-}
-
-at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  at::Tensor xc = x.to(weight.scalar_type()), bc = bias.to(weight.scalar_type());
-  if (xc.is_cuda() && one_row(xc)) {
+  at::Tensor bc = bias.defined() ? bias.to(weight.scalar_type()) : at::Tensor();
+  if (xc.is_cuda() && xc.dim() >= 1 && xc.size(-1) > 0 && xc.numel() == xc.size(-1)) {
     at::Tensor y = small_gemv(xc, weight, bc);
     if (y.defined()) return y;
   }
-  return at::linear(xc, weight, bc);
+  return bc.defined() ? at::linear(xc, weight, bc) : at::linear(xc, weight);
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight) { return linear_in_weight_dtype(x, weight, at::Tensor()); }
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  return linear_in_weight_dtype(x, weight, bias);
 }
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, at::ScalarType out_dtype) {

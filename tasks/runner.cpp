@@ -247,20 +247,9 @@ std::string Runner::journal_path() const {
 bool Runner::writes_result() const { return !dist_ || dist_->rank() == 0; }
 
 std::optional<size_t> Runner::claim() {
-  const bool first = !claimed_;
-  if (dist_ && !claimed_)  // progress now counts this rank's items of all ranks' open ones
-    progress_ = Progress(fmt::format("{} rank {} (of all ranks' items)", task_, dist_->rank()),
-                         static_cast<int64_t>(claim_order_.size()), settings_.progress_unit);
-  claimed_ = true;
-  if (!dist_) {
-    if (next_claim_ >= claim_order_.size()) return std::nullopt;
-    return claim_order_[next_claim_++];
-  }
-  if (first) dist_->before_first_claim();
-  const int64_t k = dist_->add(scope_ + "/claim", 1) - 1;
-  if (first) dist_->after_first_claim();
-  if (k >= static_cast<int64_t>(claim_order_.size())) return std::nullopt;
-  return claim_order_[static_cast<size_t>(k)];
+  const std::vector<size_t> one = claim_batch(1);
+  if (one.empty()) return std::nullopt;
+  return one.front();
 }
 
 nlohmann::json model_identity(const std::string& model_dir, const ModelInfo& info) {
@@ -281,7 +270,7 @@ std::vector<size_t> Runner::claim_batch(size_t n) {
     return out;
   }
   const bool first = !claimed_;
-  if (first)
+  if (first)  // progress now counts this rank's items of all ranks' open ones
     progress_ = Progress(fmt::format("{} rank {} (of all ranks' items)", task_, dist_->rank()),
                          static_cast<int64_t>(claim_order_.size()), settings_.progress_unit);
   claimed_ = true;

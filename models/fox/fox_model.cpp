@@ -504,14 +504,9 @@ class ForgettingTransformer : public CausalLM {
     args.q = q;
     args.k = sl.keys;
     args.v = sl.values;
-    args.cum_log_fgate = cfg_.fgate_type == "none" ? at::Tensor() : sl.cum_log_fgate;
+    args.cum_log_fgate = sl.cum_log_fgate;
     args.kv_len = step.kv_len;
-    args.scale = 1.0 / std::sqrt(static_cast<double>(cfg_.head_dim));
-    if (cfg_.has_log_pruning_tolerance && cfg_.fgate_type != "none")
-      args.adaptive_threshold = pruning_threshold(a, args.q, args.k, args.kv_len);
-    const int64_t S = h.size(0);
-    at::Tensor o = forgetting_attention(args).transpose(1, 2).reshape({S, 1, cfg_.num_heads * cfg_.head_dim});
-    return attention_output(a, h, o, g);
+    return attend(a, h, args, g);
   }
 
   at::Tensor attention(const AttentionWeights& a, const at::Tensor& h, const at::Tensor& positions,
@@ -572,13 +567,19 @@ class ForgettingTransformer : public CausalLM {
       args.v = v.transpose(1, 2);
       args.cum_log_fgate = cum.contiguous();
     }
-    if (cfg_.fgate_type == "none") args.cum_log_fgate = at::Tensor();  // plain causal attention
     args.seq_start = seq_start;
-    args.scale = 1.0 / std::sqrt(static_cast<double>(D));
+    return attend(a, h, args, at::Tensor());
+  }
+
+  // The tail both paths share: the attention over args (q, k, v, c and lengths set), then the
+  // output norm and gate and o_proj (attention_output).
+  at::Tensor attend(const AttentionWeights& a, const at::Tensor& h, AttentionArgs& args, const at::Tensor& g) {
+    if (cfg_.fgate_type == "none") args.cum_log_fgate = at::Tensor();  // plain causal attention
+    args.scale = 1.0 / std::sqrt(static_cast<double>(cfg_.head_dim));
     if (cfg_.has_log_pruning_tolerance && cfg_.fgate_type != "none")
       args.adaptive_threshold = pruning_threshold(a, args.q, args.k, args.kv_len);
-    at::Tensor o = forgetting_attention(args).transpose(1, 2).reshape({B, T, H * D});
-    return attention_output(a, h, o, at::Tensor());
+    at::Tensor o = forgetting_attention(args).transpose(1, 2).reshape({h.size(0), h.size(1), cfg_.num_heads * cfg_.head_dim});
+    return attention_output(a, h, o, g);
   }
 
   // The output norm and gate, then o_proj. The gate's projection is `g` where given (the fused
