@@ -107,6 +107,9 @@ class CausalLM {
     (void)capacity;
     return 0;
   }
+  // Whether SlotState::prefill_state gives a state in the slot's own memory (a prefill then needs
+  // no memory beyond the slots and its activations).
+  virtual bool prefills_in_slot() const { return false; }
 };
 
 }  // namespace foxeval

@@ -96,12 +96,15 @@ int64_t memory_budget(const at::Device& device, double fraction) {
   return static_cast<int64_t>(static_cast<double>(prop.totalGlobalMem) * fraction) - in_use;
 }
 
-// Capacity of a sequence of `total` tokens: the next value m * 2^k (m in 8..15, at least 256)
-// above total + one run's overshoot, so caches waste under 1/8 and few buckets exist.
+// Capacity of a sequence of `total` tokens: the next value m * 2^k (at least 256) above total + one
+// run's overshoot. Below 16384 tokens m runs over 8..15 (caches waste under 1/8, few buckets);
+// from 16384 on over 32..63 (under 1/32): there caches are gigabytes a slot, slots are few and
+// memory is what binds (16 slots of a 32k prompt fit an 80 GB GPU only with the finer grid).
 int64_t bucket_capacity(int64_t total, int64_t steps_per_look) {
   const int64_t need = total + steps_per_look;
+  const int64_t m_min = need >= 16384 ? 32 : 8;
   int64_t step = 32;
-  while (step * 16 < need) step *= 2;
+  while (step * 2 * m_min < need) step *= 2;
   return std::max<int64_t>(256, (need + step - 1) / step * step);
 }
 
@@ -114,9 +117,11 @@ SlotPlan bucket_plan(CausalLM& model, const at::Device& device, int64_t budget, 
   int64_t s = opt.max_batch;
   if (opt.max_batch_tokens > 0) s = std::min(s, std::max<int64_t>(1, opt.max_batch_tokens / capacity));
   if (device.is_cuda() && opt.max_batch_tokens <= 0) {
-    // What is left after the weights, less the prefill's own state and ~2 GiB of activations.
+    // What is left after the weights, less ~2 GiB of activations and, where the family prefills
+    // into a state of its own (SlotState::prefill_state gives none), that state.
     const int64_t per_slot = std::max<int64_t>(1, plan.slot_bytes);
-    const int64_t room = budget - per_slot - (int64_t(2) << 30);
+    const int64_t prefill_state = model.prefills_in_slot() ? 0 : per_slot;
+    const int64_t room = budget - prefill_state - (int64_t(2) << 30);
     plan.memory_slots = std::max<int64_t>(0, room / per_slot);
     s = std::min(s, std::max<int64_t>(1, plan.memory_slots));
   }
@@ -196,13 +201,15 @@ class Scheduler {
     };
     try {
       for (;;) {
-        // Fill free slots: while at least half the slots decode, prefill only ~prefill_per_look
-        // prompt tokens before the next decode run (the running rows are not starved); with fewer
-        // running, fill on (idle slots waste every decode step).
+        // Fill free slots: while at least half the slots were decoding before this fill, prefill
+        // only ~prefill_per_look prompt tokens before the next decode run (the running rows are
+        // not starved); with fewer running (a bucket's start), fill on: idle slots waste every
+        // decode step, and rows prefilled now have not started, so nothing waits on them.
         int64_t prefilled = 0;
+        const int64_t running = active_count(rows);
         for (int64_t s = 0; s < S && !queue.empty(); ++s) {
           if (rows[s]) continue;
-          if (prefilled >= opt_.prefill_per_look && 2 * active_count(rows) >= S) break;
+          if (prefilled >= opt_.prefill_per_look && 2 * running >= S) break;
           const size_t i = queue.front();
           prefilled += static_cast<int64_t>(requests_[i].prompt.size());
           auto [state, first] = prefill(requests_[i].prompt, slots->prefill_state(s));

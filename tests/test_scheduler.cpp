@@ -185,3 +185,24 @@ TEST_CASE("generate_until: bad requests are named") {
   generate_until(*model, {{{1, 2}, 0, {}}}, GenerateUntilOptions{}, [&](size_t, const GenerationAnswer& x) { a = x; });
   CHECK(a.ids.empty());
 }
+
+TEST_CASE("generate_until: capacity buckets waste under 1/8, and under 1/32 from 16k tokens") {
+  auto model = load_model(fixture("fox_pro"), RunOptions{"cpu", "float32"});
+  GenerateUntilOptions o;  // 16 steps a look: a row may run 16 tokens past its request
+  auto capacity = [&](int64_t total) { return plan_slots(*model, total, 1, o).capacity; };
+  CHECK(capacity(10) == 256);
+  CHECK(capacity(1024 + 256) == 1408);            // 1296 tokens needed: steps of 128
+  CHECK(capacity(8192 + 256) == 9216);            // steps of 1024
+  CHECK(capacity(16384 - 17) == 16384);           // the last bucket of the coarse grid
+  CHECK(capacity(16384 - 16) == 16384);           // 16384 needed: the fine grid, steps of 256
+  CHECK(capacity(32768 + 256) == 33792);          // steps of 1024: 16 slots fit an 80 GB GPU
+  CHECK(capacity(32000 + 1024) == 33792);         // NIAH's longest cell
+  for (int64_t total : {300, 1500, 5000, 9000, 17000, 40000, 70000, 130000}) {
+    const int64_t need = total + o.steps_per_look, c = capacity(total);
+    CHECK(c >= need);
+    CHECK(static_cast<double>(c - need) < static_cast<double>(need) / (need >= 16384 ? 32 : 8));
+  }
+  // The memory plan reserves a prefill's own state only where the family has no in-slot prefill.
+  CHECK(model->prefills_in_slot());
+  CHECK_FALSE(load_model(fixture("mamba2"), RunOptions{"cpu", "float32"})->prefills_in_slot());
+}

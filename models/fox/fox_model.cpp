@@ -11,6 +11,7 @@
 #include "kernels/forgetting_attention.h"
 #include "kernels/fox_decode.h"
 #include "kernels/fused_glue.h"
+#include "kernels/gemv.h"
 #include "models/fox/fox_config.h"
 #include "models/layers.h"
 #include "models/sequence_cache.h"
@@ -148,6 +149,7 @@ class ForgettingTransformer : public CausalLM {
   }
 
   bool has_slots() const override { return true; }
+  bool prefills_in_slot() const override { return true; }  // FoxSlots::prefill_state
   std::unique_ptr<SlotState> new_slots(int64_t slots, int64_t capacity) override {
     if (slots < 1 || capacity < 1) throw Error(fmt::format("FoX slots: {} slots of {} tokens", slots, capacity));
     auto s = std::make_unique<FoxSlots>();
@@ -610,6 +612,12 @@ class ForgettingTransformer : public CausalLM {
 
   // SwiGLU (or GLU) MLP: down(act(gate) * up), the product in fp32 as the official kernel.
   at::Tensor mlp(const Block& b, const at::Tensor& h) {
+    if (h.is_cuda() && h.numel() == h.size(-1)) {  // one row (a batch-1 decode step): the gate_up GEMV
+      // with the gated unit in its epilogue, the same bits as the two kernels below (kernels/gemv.h)
+      const bool silu = cfg_.hidden_act == "swish";
+      at::Tensor p = small_gemv_glu(h.to(b.mlp_gate_proj.scalar_type()), b.mlp_gate_proj, silu);
+      if (p.defined()) return foxeval::linear(p, b.mlp_down_proj);
+    }
     at::Tensor y = foxeval::linear(h, b.mlp_gate_proj);
     if (y.is_cuda()) {
       at::Tensor p = fused_swiglu(y, cfg_.hidden_act == "swish", loader_.compute);
