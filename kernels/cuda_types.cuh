@@ -46,6 +46,10 @@ __device__ __forceinline__ void unpack_bf16x8(const uint4& u, float* f) {
   }
 }
 
+// Activations with torch's formulas (IEEE division, expf), so fused kernels give its bits.
+__device__ __forceinline__ float sigmoid_torch(float x) { return 1.f / (1.f + expf(-x)); }
+__device__ __forceinline__ float silu_torch(float x) { return x / (1.f + expf(-x)); }
+
 inline bool float_type(c10::ScalarType t) { return t == c10::kFloat || t == c10::kBFloat16 || t == c10::kHalf; }
 
 // Calls f(Tag<float|bf16|f16>) for t (one of float_type()).

@@ -80,8 +80,8 @@ __device__ __forceinline__ void store_chunk(T* p, int valid, const float* v) {
   }
 }
 
-__device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + expf(-x)); }  // as torch
-__device__ __forceinline__ float siluf_(float x) { return x / (1.f + expf(-x)); }       // as torch
+using cuda_types::sigmoid_torch;
+using cuda_types::silu_torch;
 
 __device__ __forceinline__ float block_sum(float s, float* red) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __rest
         float gv[kChunk];
         load_chunk<VEC>(g + base + off, valid, gv);
 #pragma unroll
-        for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(o[e], sigmoidf_(gv[e]));
+        for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(o[e], sigmoid_torch(gv[e]));
       }
       store_chunk<VEC>(y + base + off, valid, o);
     }
@@ -181,7 +181,7 @@ __global__ void swiglu_kernel(const Tin* __restrict__ y, Tout* __restrict__ out,
     load_chunk<VEC>(y + r * 2 * I + j, valid, gt);
     load_chunk<VEC>(y + r * 2 * I + I + j, valid, up);
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(SILU ? siluf_(gt[e]) : sigmoidf_(gt[e]), up[e]);
+    for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(SILU ? silu_torch(gt[e]) : sigmoid_torch(gt[e]), up[e]);
     store_chunk<VEC>(out + r * I + j, valid, o);
   }
 }
@@ -198,7 +198,7 @@ __global__ void token_shift_kernel(const T* __restrict__ proj, const Ta* __restr
        idx += (int64_t)gridDim.x * blockDim.x) {
     const int64_t bt = idx / cpr, c0 = (idx - bt * cpr) * N;
     const int64_t t = bt % Tn, b = bt / Tn;
-    const float a = sigmoidf_(to_f(alpha[bt * H + c0 / Dh]));
+    const float a = sigmoid_torch(to_f(alpha[bt * H + c0 / Dh]));
     float cur[kChunk], pv[kChunk], o[kChunk];
     if (MASK && mask[bt]) {
 #pragma unroll

@@ -16,6 +16,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_bf16.h>
 
+#include <type_traits>
+
 #include "kernels/cuda_types.cuh"
 #include "kernels/env_switch.h"
 #include "kernels/pdl.cuh"
@@ -39,13 +41,20 @@ __device__ __forceinline__ uint4 load_stream(const bf16* p) {
 
 using cuda_types::unpack_bf16x8;
 
-// S: rows of x (1..8), as a template bound with the real count m <= S.
-template <int S>
+// Gated linear unit in the epilogue (GLU != kPlain): the weight is [gate; up] ([2N, K]), the
+// warp's two rows are gate row i and up row N + i, and it stores act(gate) * up for output i, as
+// fused_swiglu after a plain GEMV (kernels/fused_glue.cu): both rounded to bf16 first, the
+// product in fp32, one rounding; bit for bit, one kernel instead of two.
+enum Glu { kPlain = 0, kSilu = 1, kSigmoid = 2 };
+
+// S: rows of x (1..8), as a template bound with the real count m <= S. N: output columns.
+template <int S, int GLU>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restrict__ w, const bf16* __restrict__ x,
                                                           const bf16* __restrict__ bias, bf16* __restrict__ y, int m,
                                                           int N, int K, int64_t ldx) {
+  static_assert(GLU == kPlain || kRows == 2, "a GLU warp owns one gate row and one up row");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int n0 = (blockIdx.x * kWarps + warp) * kRows;
+  const int n0 = GLU == kPlain ? (blockIdx.x * kWarps + warp) * kRows : blockIdx.x * kWarps + warp;
   if (n0 >= N) return;
   const int chunks = K / 8;
   float acc[kRows][S];
@@ -56,7 +65,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
   // Rows past N read row n0 again (their sums are not stored): no bounds checks in the loop.
   const bf16* wr[kRows];
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) wr[r] = w + static_cast<int64_t>(n0 + r < N ? n0 + r : n0) * K;
+  for (int r = 0; r < kRows; ++r)
+    wr[r] = w + static_cast<int64_t>(GLU != kPlain ? n0 + r * N : (n0 + r < N ? n0 + r : n0)) * K;
 
   uint4 wv[kUnroll][kRows];
   auto load_weights = [&](int c0) {
@@ -101,7 +111,17 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
     for (int s = 0; s < S; ++s)
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) acc[r][s] += __shfl_xor_sync(0xffffffffu, acc[r][s], o);
-  if (lane == 0) {
+  if (lane == 0 && GLU != kPlain) {
+    const float b0 = bias ? __bfloat162float(bias[n0]) : 0.f, b1 = bias ? __bfloat162float(bias[n0 + N]) : 0.f;
+#pragma unroll
+    for (int s = 0; s < S; ++s)
+      if (s < m) {
+        const float g = __bfloat162float(__float2bfloat16_rn(acc[0][s] + b0));
+        const float u = __bfloat162float(__float2bfloat16_rn(acc[1][s] + b1));
+        const float a = GLU == kSilu ? cuda_types::silu_torch(g) : cuda_types::sigmoid_torch(g);
+        y[static_cast<int64_t>(s) * N + n0] = __float2bfloat16_rn(__fmul_rn(a, u));
+      }
+  } else if (lane == 0) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int n = n0 + r;
@@ -121,31 +141,32 @@ bool enabled() {
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-}  // namespace
-
-at::Tensor small_gemv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+// y = x W^T (+ bias), or with glu != kPlain the gated product of its two halves.
+at::Tensor launch_gemv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, Glu glu) {
   if (!enabled() || !x.is_cuda() || !weight.is_cuda() || x.device() != weight.device()) return at::Tensor();
   if (x.scalar_type() != at::kBFloat16 || weight.scalar_type() != at::kBFloat16 || weight.dim() != 2 ||
       !weight.is_contiguous() || x.dim() < 1)
     return at::Tensor();
-  const int64_t N = weight.size(0), K = weight.size(1);
-  if (x.size(-1) != K || K % 8 != 0 || K < 8 || N < 1 || N >= (int64_t(1) << 31) || K >= (int64_t(1) << 31))
+  const int64_t W = weight.size(0), K = weight.size(1);
+  if (x.size(-1) != K || K % 8 != 0 || K < 8 || W < 1 || W >= (int64_t(1) << 31) || K >= (int64_t(1) << 31))
     return at::Tensor();
+  if (glu != kPlain && W % 2 != 0) return at::Tensor();
+  const int64_t N = glu != kPlain ? W / 2 : W;  // output columns
   const int64_t m = K == 0 ? 0 : x.numel() / K;
   if (m < 1 || m > kGemvMaxRows) return at::Tensor();
   // Rows of x: the last dim contiguous, rows evenly spaced (a [m, K] view).
   at::Tensor x2 = x.reshape({m, K});
   if (x2.stride(1) != 1 || (m > 1 && x2.stride(0) % 8 != 0)) return at::Tensor();
   if (bias.defined() && (!bias.is_cuda() || bias.device() != x.device() || bias.scalar_type() != at::kBFloat16 ||
-                         bias.numel() != N || !bias.is_contiguous()))
+                         bias.numel() != W || !bias.is_contiguous()))
     return at::Tensor();
   if (!aligned16(x2.data_ptr()) || !aligned16(weight.data_ptr())) return at::Tensor();
   c10::cuda::CUDAGuard guard(x.device());
   auto out_shape = x.sizes().vec();
   out_shape.back() = N;
   at::Tensor y = at::empty(out_shape, x.options());
-  const int rows_per_block = kWarps * kRows;
-  const unsigned blocks = static_cast<unsigned>((N + rows_per_block - 1) / rows_per_block);
+  const int64_t per_block = glu != kPlain ? kWarps : kWarps * kRows;  // output columns a block makes
+  const unsigned blocks = static_cast<unsigned>((N + per_block - 1) / per_block);
   auto stream = at::cuda::getCurrentCUDAStream();
   const auto* wp = reinterpret_cast<const bf16*>(weight.data_ptr());
   const auto* xp = reinterpret_cast<const bf16*>(x2.data_ptr());
@@ -155,15 +176,34 @@ at::Tensor small_gemv(const at::Tensor& x, const at::Tensor& weight, const at::T
   const int64_t ldx = m > 1 ? x2.stride(0) : K;
   const dim3 grid(blocks), block(kWarps * 32);
   auto launch = [&](auto kernel) { launch_dependent(kernel, grid, block, 0, stream.stream(), wp, xp, bp, yp, mi, Ni, Ki, ldx); };
-  if (m == 1)
-    launch(gemv_kernel<1>);
-  else if (m == 2)
-    launch(gemv_kernel<2>);
-  else if (m <= 4)
-    launch(gemv_kernel<4>);
+  auto rows = [&](auto glu_c) {
+    constexpr int G = decltype(glu_c)::value;
+    if (m == 1)
+      launch(gemv_kernel<1, G>);
+    else if (m == 2)
+      launch(gemv_kernel<2, G>);
+    else if (m <= 4)
+      launch(gemv_kernel<4, G>);
+    else
+      launch(gemv_kernel<8, G>);
+  };
+  if (glu == kSilu)
+    rows(std::integral_constant<int, kSilu>{});
+  else if (glu == kSigmoid)
+    rows(std::integral_constant<int, kSigmoid>{});
   else
-    launch(gemv_kernel<8>);
+    rows(std::integral_constant<int, kPlain>{});
   return y;
+}
+
+}  // namespace
+
+at::Tensor small_gemv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  return launch_gemv(x, weight, bias, kPlain);
+}
+
+at::Tensor small_gemv_glu(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& bias) {
+  return launch_gemv(x, weight, bias, silu ? kSilu : kSigmoid);
 }
 
 }  // namespace foxeval

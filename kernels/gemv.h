@@ -25,4 +25,11 @@ constexpr int64_t kGemvMaxRows = 8;
 // FOXEVAL_GEMV=0 in the environment): the caller then runs at::linear.
 at::Tensor small_gemv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = at::Tensor());
 
+// The MLP's gate_up projection and its gated linear unit in one kernel: weight [2I, K] = [gate; up]
+// (bias [2I] or undefined) -> [..., I] bf16 = act(x W_gate^T) * (x W_up^T) with act SiLU (`silu`)
+// or sigmoid, each projection rounded to bf16 first and the product in fp32: bit for bit
+// fused_swiglu(small_gemv(x, weight, bias)) (kernels/fused_glue.h), one launch fewer a layer.
+// Undefined where small_gemv would not take the arguments (or 2I is odd).
+at::Tensor small_gemv_glu(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& bias = at::Tensor());
+
 }  // namespace foxeval

@@ -72,6 +72,34 @@ TEST_CASE("gemv cuda: each row's result is the same alone or among eight; linear
   CHECK(at::equal(foxeval::linear(x, w), at::linear(x, w)));
 }
 
+TEST_CASE("gemv cuda: the gated-unit epilogue equals the GEMV then fused_swiglu, bit for bit") {
+  if (!have_cuda()) {
+    MESSAGE("CUDA unavailable: skipping");
+    return;
+  }
+  at::manual_seed(3);
+  // (2I, K): the 760M FoX (Pro) MLP's gate_up (8192 x 1536) and odd sizes.
+  for (auto [W, K] : std::vector<std::pair<int64_t, int64_t>>{{8192, 1536}, {2, 8}, {26, 24}, {1002, 1544}}) {
+    for (int64_t m : {1, 2, 3, 8}) {
+      for (bool with_bias : {false, true}) {
+        for (bool silu : {true, false}) {
+          INFO("2I " << W << " K " << K << " rows " << m << " bias " << with_bias << " silu " << silu);
+          at::Tensor w = (at::randn({W, K}) * 0.05).to(at::kBFloat16).cuda();
+          at::Tensor x = at::randn({m, 1, K}).to(at::kBFloat16).cuda();
+          at::Tensor b = with_bias ? at::randn({W}).to(at::kBFloat16).cuda() : at::Tensor();
+          at::Tensor fused = small_gemv_glu(x, w, silu, b);
+          REQUIRE(fused.defined());
+          CHECK(fused.sizes() == at::IntArrayRef{m, 1, W / 2});
+          at::Tensor two = fused_swiglu(small_gemv(x, w, b), silu, at::kBFloat16);
+          CHECK(at::equal(fused, two));
+        }
+      }
+    }
+  }
+  at::Tensor w = at::randn({7, 8}).to(at::kBFloat16).cuda();  // 2I odd: not taken
+  CHECK_FALSE(small_gemv_glu(at::randn({1, 8}).to(at::kBFloat16).cuda(), w, true).defined());
+}
+
 TEST_CASE("gemv cuda: refuses what it does not take") {
   if (!have_cuda()) {
     MESSAGE("CUDA unavailable: skipping");
