@@ -6,6 +6,7 @@
 #include "data/errors.h"
 #include "kernels/fused_glue.h"
 #include "kernels/gemv.h"
+#include "models/stage_timer.h"
 
 namespace foxeval {
 
@@ -41,6 +42,7 @@ at::Tensor Loader::matmul_weight(const std::string& name, const std::vector<int6
 // One row (a batch-1 decode step) on the GPU takes the small-batch kernel (kernels/gemv.h: faster
 // than cuBLAS there, slower at 4 rows), the rest cuBLAS. `bias` may be undefined.
 static at::Tensor linear_in_weight_dtype(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  StageTimer timer("linear");
   at::Tensor xc = x.to(weight.scalar_type());
   at::Tensor bc = bias.defined() ? bias.to(weight.scalar_type()) : at::Tensor();
   if (xc.is_cuda() && xc.dim() >= 1 && xc.size(-1) > 0 && xc.numel() == xc.size(-1)) {

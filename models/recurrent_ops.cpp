@@ -14,6 +14,7 @@
 #include "kernels/causal_conv.h"
 #include "kernels/recurrent_delta.h"
 #include "kernels/recurrent_gla.h"
+#include "models/stage_timer.h"
 
 namespace foxeval {
 namespace recurrent {
@@ -226,6 +227,7 @@ at::Tensor round_to(const at::Tensor& x, at::ScalarType dtype) {
 
 at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state,
                          const at::Tensor& real_mask, std::optional<at::ScalarType> silu_through) {
+  StageTimer timer("conv");
   if (scan_impl(x, x.scalar_type()) == ScanImpl::kKernel) {  // one fused pass, the same bits
     CausalConvSpec spec;
     spec.bias = bias;
@@ -249,6 +251,7 @@ at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at
 
 at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real_mask,
                           at::Tensor* state, at::ScalarType out_dtype) {
+  StageTimer timer("short_conv");
   if (scan_impl(x, x.scalar_type()) == ScanImpl::kKernel) {  // one fused pass, the same bits
     CausalConvSpec spec;
     spec.real_mask = real_mask;
@@ -262,6 +265,7 @@ at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool si
 
 at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                                   double scale, at::Tensor& state, ScanImpl impl, int64_t chunk) {
+  StageTimer timer("gla");
   // The fused kernels take CUDA fp32 inputs with K, V in {64, 128} on sm_80+; anything else
   // (e.g. the tiny fixtures) runs the exact form below (recurrent_gla.h's dispatch rule).
   if (impl == ScanImpl::kKernel && kernels::gla_cuda_supports(q, k, v, g))
@@ -309,6 +313,7 @@ at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, cons
 
 at::Tensor delta_rule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
                       double scale, at::Tensor& state, ScanImpl impl, int64_t chunk) {
+  StageTimer timer("delta_rule");
   if (impl == ScanImpl::kKernel && kernels::delta_rule_cuda_supports(q, k, v, beta))
     return q.size(2) == 1 ? kernels::delta_rule_step_cuda(q, k, v, beta, scale, state)
                           : kernels::delta_rule_chunked_cuda(q, k, v, beta, scale, state);

@@ -1,6 +1,7 @@
 #include "models/stage_timer.h"
 
 #include <ATen/Context.h>
+#include <ATen/cuda/CUDAGraphsUtils.cuh>
 #include <c10/cuda/CUDAFunctions.h>
 
 #include <chrono>
@@ -45,13 +46,18 @@ bool stage_timing_enabled() {
 
 StageTimer::StageTimer(const char* stage) : stage_(stage) {
   if (!stage_timing_enabled()) return;
+  // A stage inside a CUDA graph capture (a decode step) cannot synchronize: not timed.
+  if (at::hasCUDA() && at::cuda::currentStreamCaptureStatus() != at::cuda::CaptureStatus::None) {
+    stage_ = nullptr;
+    return;
+  }
   totals();  // constructed before first use, so it is destroyed (and prints) after the last
   sync();
   start_ = now();
 }
 
 StageTimer::~StageTimer() {
-  if (!stage_timing_enabled()) return;
+  if (!stage_timing_enabled() || !stage_) return;
   sync();
   const double dt = now() - start_;
   std::lock_guard<std::mutex> lock(totals().mutex);

@@ -23,6 +23,7 @@
 #include "kernels/mamba2_glue.h"
 #include "models/layers.h"
 #include "models/recurrent_ops.h"
+#include "models/stage_timer.h"
 
 namespace foxeval {
 namespace {
@@ -155,6 +156,7 @@ class Mamba2Model : public recurrent::RecurrentLM {
   // runs (scan_impl's rule) one fused kernel (kernels/mamba2_glue.h) where it supports the
   // arguments: the same ops, only the norm's sum order differs.
   at::Tensor gated_norm(const Layer& w, const at::Tensor& y, const at::Tensor& xs, const at::Tensor& z) const {
+    StageTimer timer("gated_norm");
     const at::ScalarType out = w.out_proj.scalar_type();
     if (recurrent::scan_impl(y, loader_.compute) == recurrent::ScanImpl::kKernel &&
         mamba2_gated_norm_supports(y, xs, w.D, z, w.gated_norm, cfg_.n_groups, out))
