@@ -6,7 +6,7 @@
 # 32768-token row doubling as the "under 8 GiB" memory check, and Hugging Face `generate` of the
 # official code beside it: the rows of results/bench/generate-760m-h100.json (batch 1 and 16,
 # measured on the H100 by scripts/bench_generate_anchor.py; rerunning that script takes minutes).
-# Usage: [BATCHES=1,4,16,64] [PROMPT_LENS=1024,8192,32768] [ANCHOR=FILE] [REVISION=...] \
+# Usage: [BATCHES=1,4,16,64] [PROMPT_LENS=1024,8192,32768] [ANCHOR=FILE] [REVISION=...] [GPU_MEMORY_FRACTION=0.9] \
 #          scripts/device_generate_bench.sh OUTDIR
 #   REVISION: the checkout's `git describe --always --dirty --abbrev=12`, recorded in the JSON (the build
 #   records what the device copy's .git says, which was seen to lag the checkout; it is kept as
@@ -26,7 +26,7 @@ json="$out/generate-fox_pro-760m-${gpu:-gpu}.json"
 t0=$(date +%s)
 timeout -s TERM "${BENCH_SECONDS:-240}" "$fox" bench generate --model "$ckpt" --device cuda --dtype bfloat16 \
   --batch "${BATCHES:-1,4,16,64}" --prompt-len "${PROMPT_LENS:-1024,8192,32768}" --new-tokens 256 \
-  --memory-check-len 32768 --memory-limit-gib 8 --anchor "${ANCHOR:-$here/results/bench/generate-760m-h100.json}" \
+  --memory-check-len 32768 --memory-limit-gib 8 --gpu-memory-fraction "${GPU_MEMORY_FRACTION:-0.9}" --anchor "${ANCHOR:-$here/results/bench/generate-760m-h100.json}" \
   --out "$json" 2>&1 | tee "$out/generate-fox_pro-760m.txt"
 rc=${PIPESTATUS[0]}
 echo "bench generate rc=$rc wall_s=$(($(date +%s) - t0))"
