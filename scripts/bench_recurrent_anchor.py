@@ -9,7 +9,8 @@ per-token loss (fla's FusedCrossEntropyLoss, reduction 'none'; labels not shifte
   python3 scripts/bench_recurrent_anchor.py --official-src .devdata/anchor/official_src/src \
       --fla-src .devdata/anchor/fla_src --mamba-src .devdata/anchor/mamba_src \
       --models mamba2=/tmp/ckpt-mamba2,hgrn2=/tmp/ckpt-hgrn2,delta_net=/tmp/ckpt-delta_net \
-      [--seq-lens 16384,65536] [--repeats 2] [--warmup 1] --out anchor.json
+      [--seq-lens 16384,65536] [--repeats 2] [--warmup 1] \
+      [--causal-conv1d .devdata/anchor/causal_conv1d_pkg] --out anchor.json
 
 Kernels: Mamba-2 takes its fast path (`cuda_kernels_forward`): mamba_ssm's Triton
 `mamba_chunk_scan_combined` (SSD) and gated RMSNorm; HGRN2 fla's `chunk_gla`; DeltaNet fla's
@@ -38,6 +39,11 @@ Shims (each listed in the JSON), the least that lets this code run here:
      fla's ShortConvolution (DeltaNet; it refuses to run without them) call it. Its time is
      counted in the anchor's forward; the JSON gives it separately (`shim_conv_s`, the same calls
      timed alone) so it can be taken out.
+     With --causal-conv1d DIR there is no stand-in: DIR (first on sys.path) holds the REAL
+     package, causal_conv1d/ and the compiled causal_conv1d_cuda*.so (causal-conv1d 1.4.0 built
+     for the GPU machine, how in DIR/BUILD.txt, which the JSON records); causal_conv1d_cuda must
+     import from DIR. Its causal_conv1d_fn is wrapped only to record the calls' shapes, layouts
+     and dtypes; the same calls replayed alone on the extension are `conv_s` (no `shim_conv_s`).
   3. `pytest` stand-in and einops from the wheel (scripts/official_anchor.py).
 
 --check (CPU, TRITON_INTERPRET=1: Triton's interpreter runs the same kernels with numpy) runs
@@ -130,6 +136,8 @@ def parse_args():
     ap.add_argument("--warmup", type=int, default=1, help="untimed forwards first (compiles, autotunes)")
     ap.add_argument("--seed", type=int, default=0, help="splitmix64 seed of the token ids")
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--causal-conv1d", metavar="DIR", help="the real causal_conv1d package (causal_conv1d/, "
+                    "causal_conv1d_cuda*.so, BUILD.txt) instead of the stand-in (shim 2)")
     ap.add_argument("--check", action="store_true", help="compare with the fixtures' logits instead of timing "
                     "(each DIR an official fixture with reference.safetensors; CPU: TRITON_INTERPRET=1)")
     ap.add_argument("--out", help="JSON output")
@@ -140,6 +148,10 @@ def parse_args():
         ap.error(f"--device {a.device}: timings need a CUDA device (the official kernels are Triton)")
     if a.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
         ap.error("--device cpu runs the Triton kernels in Triton's interpreter: set TRITON_INTERPRET=1")
+    if a.causal_conv1d and not a.device.startswith("cuda"):
+        ap.error(f"--causal-conv1d with --device {a.device}: the extension's kernels need a CUDA device")
+    if a.causal_conv1d and not os.path.isdir(a.causal_conv1d):
+        ap.error(f"--causal-conv1d {a.causal_conv1d}: no such folder")
     return a
 
 
@@ -204,6 +216,91 @@ class ConvShim:
         return total
 
 
+class RealConv:
+    """--causal-conv1d DIR: the real causal_conv1d package (the CUDA extension) from DIR. Its
+    causal_conv1d_fn is wrapped: while `recording` it notes each call's x shape, layout and dtype
+    and the weight / bias dtypes (None for a call with sequence indices or states, which the loss
+    path does not make), then calls the real function; the same calls are timed alone afterwards."""
+
+    def __init__(self, folder):
+        self.folder = os.path.abspath(folder)
+        self.recording = False
+        self.calls = []
+        self.real_fn = None
+        self.build = None  # DIR/BUILD.txt
+        self.module = None  # the causal_conv1d_cuda file name
+
+    def install(self):
+        """DIR first on sys.path; the real causal_conv1d (and causal_conv1d_cuda) imported from it,
+        before fla and the official code import the names."""
+        build_txt = os.path.join(self.folder, "BUILD.txt")
+        if not os.path.isfile(build_txt):
+            sys.exit(f"--causal-conv1d {self.folder}: no BUILD.txt (how the extension was built)")
+        with open(build_txt) as f:
+            self.build = f.read().strip()
+        sys.path.insert(0, self.folder)
+        try:
+            import causal_conv1d_cuda
+        except ImportError as e:
+            import sysconfig
+            built = sorted(n for n in os.listdir(self.folder) if n.startswith("causal_conv1d_cuda"))
+            sys.exit(f"--causal-conv1d {self.folder}: causal_conv1d_cuda does not import ({e}); this Python "
+                     f"loads causal_conv1d_cuda{sysconfig.get_config_var('EXT_SUFFIX')}, the folder has "
+                     f"{', '.join(built) or 'none'}")
+        where = os.path.dirname(os.path.realpath(causal_conv1d_cuda.__file__))
+        if where != os.path.realpath(self.folder):
+            sys.exit(f"--causal-conv1d {self.folder}: causal_conv1d_cuda was imported from {where}, not from there")
+        import causal_conv1d
+        where = os.path.dirname(os.path.dirname(os.path.realpath(causal_conv1d.__file__)))
+        if where != os.path.realpath(self.folder):
+            sys.exit(f"--causal-conv1d {self.folder}: causal_conv1d was imported from {where}, not from there")
+        if causal_conv1d.__version__ != "1.4.0":
+            sys.exit(f"--causal-conv1d {self.folder}: causal_conv1d {causal_conv1d.__version__}, the official "
+                     "requirements pin 1.4.0")
+        self.module = os.path.basename(causal_conv1d_cuda.__file__)
+        self.real_fn = causal_conv1d.causal_conv1d_fn
+        causal_conv1d.causal_conv1d_fn = self.fn  # what `from causal_conv1d import causal_conv1d_fn` gets
+
+    def description(self):
+        """The JSON's shim entry for causal_conv1d (BUILD.txt's first line: what was built, how)."""
+        return (f"causal_conv1d: the real extension, {self.build.splitlines()[0]} (--causal-conv1d {self.folder}, "
+                f"{self.module}; BUILD.txt in causal_conv1d_build); causal_conv1d_fn wrapped only to record the "
+                "calls (shapes, layout, dtypes), which are replayed alone on the extension: conv_s")
+
+    def fn(self, x, weight, bias=None, seq_idx=None, initial_states=None, return_final_states=False,
+           final_states_out=None, activation=None):
+        if self.recording:
+            plain = seq_idx is None and initial_states is None and not return_final_states and final_states_out is None
+            # the extension's layout choice (csrc/causal_conv1d.cpp): channel-last when stride(1) == 1
+            self.calls.append((tuple(x.shape), x.dtype, x.stride(1) == 1 and x.stride(2) > 1, tuple(weight.shape),
+                               weight.dtype, None if bias is None else bias.dtype, activation) if plain else None)
+        return self.real_fn(x, weight, bias, seq_idx, initial_states, return_final_states, final_states_out,
+                            activation)
+
+    def time_recorded(self, device, repeats=3):
+        """Seconds the recorded calls take alone on the extension (median of `repeats` per call,
+        summed); calls with sequence indices or states (None) are not replayed."""
+        total = 0.0
+        for call in self.calls:
+            if call is None:
+                continue
+            (B, D, L), dtype, channel_last, wshape, wdtype, bdtype, activation = call
+            x = (torch.randn(B, L, D, device=device, dtype=dtype).transpose(1, 2) if channel_last
+                 else torch.randn(B, D, L, device=device, dtype=dtype))
+            w = torch.randn(*wshape, device=device, dtype=wdtype)
+            b = None if bdtype is None else torch.randn(wshape[0], device=device, dtype=bdtype)
+            times = []
+            for _ in range(repeats + 1):
+                torch.cuda.synchronize(device)
+                start = time.perf_counter()
+                self.real_fn(x, w, b, activation=activation)
+                torch.cuda.synchronize(device)
+                times.append(time.perf_counter() - start)
+            total += statistics.median(times[1:])
+            del x, w, b
+        return total
+
+
 def import_official(a, conv):
     official_anchor.add_official_src(os.path.abspath(a.official_src))
     official_anchor.add_fla_src(os.path.abspath(a.fla_src))
@@ -215,9 +312,12 @@ def import_official(a, conv):
     pkg = types.ModuleType("mamba_ssm")  # shim 1
     pkg.__path__ = [mamba_pkg]
     sys.modules["mamba_ssm"] = pkg
-    stand_in = types.ModuleType("causal_conv1d")  # shim 2, before fla and the official code read it
-    stand_in.causal_conv1d_fn, stand_in.causal_conv1d_update = conv.fn, conv.update
-    sys.modules["causal_conv1d"] = stand_in
+    if isinstance(conv, RealConv):
+        conv.install()  # the real package, no shim 2
+    else:
+        stand_in = types.ModuleType("causal_conv1d")  # shim 2, before fla and the official code read it
+        stand_in.causal_conv1d_fn, stand_in.causal_conv1d_update = conv.fn, conv.update
+        sys.modules["causal_conv1d"] = stand_in
     classes = {}
     for family, (model_type, module, name) in FAMILIES.items():
         if family in {f for f, _ in a.models}:
@@ -371,22 +471,30 @@ def time_length(model, config, T, a, device, conv):
     seconds = statistics.median(times)
     if not torch.isfinite(loss).all():
         raise RuntimeError(f"non-finite per-token loss at T={T}")
-    shim_s = conv.time_recorded(device) if conv.calls else 0.0
-    return {"seq_len": T, "seconds": seconds, "all_seconds": times, "tokens_per_s": T / seconds,
-            "peak_gpu_memory_bytes": peak, "mean_loss": loss.double().mean().item(),
-            "shim_conv_calls": len(conv.calls), "shim_conv_s": shim_s, "first_ids": ids[:8]}
+    conv_s = conv.time_recorded(device) if conv.calls else 0.0
+    row = {"seq_len": T, "seconds": seconds, "all_seconds": times, "tokens_per_s": T / seconds,
+           "peak_gpu_memory_bytes": peak, "mean_loss": loss.double().mean().item()}
+    if isinstance(conv, RealConv):  # the extension: its calls alone, inside `seconds` as in the official run
+        row.update({"conv_calls": len(conv.calls), "conv_calls_not_replayed": conv.calls.count(None),
+                    "conv_s": conv_s})
+    else:
+        row.update({"shim_conv_calls": len(conv.calls), "shim_conv_s": conv_s})
+    row["first_ids"] = ids[:8]
+    return row
 
 
 def main():
     a = parse_args()
     commits = {"official": read_commit(a.official_src, "--official-src"),
                "fla": read_commit(a.fla_src, "--fla-src"), "mamba_ssm": read_commit(a.mamba_src, "--mamba-src")}
-    conv = ConvShim()
+    conv = RealConv(a.causal_conv1d) if a.causal_conv1d else ConvShim()
     classes = import_official(a, conv)
     import transformers
     import triton
     device = torch.device(a.device)
     shims = list(SHIMS)
+    if isinstance(conv, RealConv):
+        shims[1] = conv.description()
     if device.type == "cpu":
         cpu_allocations_for_check()
         shims.append("--check on CPU only: torch.empty(device='cuda') (fla's layer-norm statistics) "
@@ -425,9 +533,12 @@ def main():
                 if "error" in row:
                     print(f"  T={T}: {row['error']}", flush=True)
                 else:
+                    conv_line = (f"conv (extension) {row['conv_s']:.3f} s in {row['conv_calls']} calls"
+                                 if "conv_s" in row else
+                                 f"conv shim {row['shim_conv_s']:.3f} s in {row['shim_conv_calls']} calls")
                     print(f"  T={T}: {row['seconds']:.3f} s ({row['tokens_per_s']:.0f} tok/s), peak "
                           f"{row['peak_gpu_memory_bytes'] / 2**30:.2f} GiB, mean loss {row['mean_loss']:.5f}, "
-                          f"conv shim {row['shim_conv_s']:.3f} s in {row['shim_conv_calls']} calls", flush=True)
+                          + conv_line, flush=True)
                 rows.append(row)
                 gc.collect()
                 torch.cuda.empty_cache()
@@ -444,6 +555,8 @@ def main():
            "ids": "splitmix64(seed) % vocab_size; input [BOS] + row[:T-1], labels row",
            "warmup": a.warmup, "repeats": a.repeats, "time": "median of repeats, synchronize around each forward",
            "shims": shims, "rows": rows}
+    if isinstance(conv, RealConv):
+        out["causal_conv1d_build"] = conv.build
     if a.out:
         os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
         with open(a.out + ".tmp", "w") as f:
