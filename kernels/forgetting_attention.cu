@@ -179,13 +179,25 @@ Prefill prefill_impl() {
   return Prefill::ws;
 }
 
+// Fewest keys a decode split takes: 128 gives a batch-1 step at a 1k context 11 splits a head (a
+// CTA walks its keys in two rounds of loads, not four); FOXEVAL_DECODE_SPLIT_KEYS=256 runs the
+// earlier choice (A/B).
+int min_split_keys() {
+  static const int k = [] {
+    const char* v = std::getenv("FOXEVAL_DECODE_SPLIT_KEYS");
+    return v && std::strcmp(v, "256") == 0 ? 256 : 128;
+  }();
+  return k;
+}
+
 template <typename T, int D, bool GATE>
 void launch_decode(fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
   const int rows = p.B * p.H * p.Tq;
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  // Enough CTAs for ~4 per SM, each split at least 256 keys.
+  // Enough CTAs for ~4 per SM, each split at least min_split_keys() keys.
+  const int min_keys = min_split_keys();
   int splits = (4 * sms + rows - 1) / rows;
-  splits = std::max(1, std::min(splits, (p.Tk + 255) / 256));
+  splits = std::max(1, std::min(splits, (p.Tk + min_keys - 1) / min_keys));
   int len = (p.Tk + splits - 1) / splits;
   len = (len + 63) / 64 * 64;
   splits = (p.Tk + len - 1) / len;

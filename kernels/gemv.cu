@@ -1,8 +1,8 @@
 // Small-batch matmul for decode steps (see kernels/gemv.h).
 //
 // A block of kWarps warps; each warp owns kRows consecutive output rows n and, for each, walks
-// the K/8 16-byte chunks of W[n] with its 32 lanes, kUnroll chunks per lane per iteration
-// (all loads of an iteration issued before the arithmetic: kRows * kUnroll * 16 bytes in flight
+// the K/8 16-byte chunks of W[n] with its 32 lanes, U chunks per lane per iteration
+// (all loads of an iteration issued before the arithmetic: kRows * U * 16 bytes in flight
 // per lane). The chunk of every row of x is loaded once per chunk index and reused across the
 // warp's rows. Weight loads bypass L1 (read once); x stays in L1/L2.
 //
@@ -16,6 +16,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_bf16.h>
 
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "kernels/cuda_types.cuh"
@@ -29,7 +31,15 @@ using cuda_types::bf16;
 
 constexpr int kWarps = 4;
 constexpr int kRows = 2;
-constexpr int kUnroll = 4;
+// Chunks per lane per iteration: 8 takes a 1536-wide row (6 chunks a lane) in one round of loads,
+// one DRAM latency per GEMV instead of two; FOXEVAL_GEMV_UNROLL=4 runs the earlier choice (A/B).
+int gemv_unroll() {
+  static const int u = [] {
+    const char* v = std::getenv("FOXEVAL_GEMV_UNROLL");
+    return v && std::string(v) == "4" ? 4 : 8;
+  }();
+  return u;
+}
 
 __device__ __forceinline__ uint4 load_stream(const bf16* p) {
   uint4 v;
@@ -48,7 +58,7 @@ using cuda_types::unpack_bf16x8;
 enum Glu { kPlain = 0, kSilu = 1, kSigmoid = 2 };
 
 // S: rows of x (1..8), as a template bound with the real count m <= S. N: output columns.
-template <int S, int GLU>
+template <int S, int GLU, int U>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restrict__ w, const bf16* __restrict__ x,
                                                           const bf16* __restrict__ bias, bf16* __restrict__ y, int m,
                                                           int N, int K, int64_t ldx) {
@@ -68,10 +78,10 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
   for (int r = 0; r < kRows; ++r)
     wr[r] = w + static_cast<int64_t>(GLU != kPlain ? n0 + r * N : (n0 + r < N ? n0 + r : n0)) * K;
 
-  uint4 wv[kUnroll][kRows];
+  uint4 wv[U][kRows];
   auto load_weights = [&](int c0) {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int c = c0 + u * 32;
       if (c < chunks) {
 #pragma unroll
@@ -82,10 +92,10 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
   // The weights depend on no earlier kernel: the first round goes out before the wait for x.
   load_weights(lane);
   pdl_wait();
-  for (int c0 = lane; c0 < chunks; c0 += 32 * kUnroll) {
+  for (int c0 = lane; c0 < chunks; c0 += 32 * U) {
     if (c0 != lane) load_weights(c0);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int c = c0 + u * 32;
       if (c >= chunks) break;
 #pragma unroll
@@ -176,23 +186,29 @@ at::Tensor launch_gemv(const at::Tensor& x, const at::Tensor& weight, const at::
   const int64_t ldx = m > 1 ? x2.stride(0) : K;
   const dim3 grid(blocks), block(kWarps * 32);
   auto launch = [&](auto kernel) { launch_dependent(kernel, grid, block, 0, stream.stream(), wp, xp, bp, yp, mi, Ni, Ki, ldx); };
-  auto rows = [&](auto glu_c) {
-    constexpr int G = decltype(glu_c)::value;
+  auto rows = [&](auto glu_c, auto u_c) {
+    constexpr int G = decltype(glu_c)::value, U = decltype(u_c)::value;
     if (m == 1)
-      launch(gemv_kernel<1, G>);
+      launch(gemv_kernel<1, G, U>);
     else if (m == 2)
-      launch(gemv_kernel<2, G>);
+      launch(gemv_kernel<2, G, U>);
     else if (m <= 4)
-      launch(gemv_kernel<4, G>);
+      launch(gemv_kernel<4, G, U>);
     else
-      launch(gemv_kernel<8, G>);
+      launch(gemv_kernel<8, G, U>);
+  };
+  auto unrolled = [&](auto glu_c) {
+    if (gemv_unroll() == 4)
+      rows(glu_c, std::integral_constant<int, 4>{});
+    else
+      rows(glu_c, std::integral_constant<int, 8>{});
   };
   if (glu == kSilu)
-    rows(std::integral_constant<int, kSilu>{});
+    unrolled(std::integral_constant<int, kSilu>{});
   else if (glu == kSigmoid)
-    rows(std::integral_constant<int, kSigmoid>{});
+    unrolled(std::integral_constant<int, kSigmoid>{});
   else
-    rows(std::integral_constant<int, kPlain>{});
+    unrolled(std::integral_constant<int, kPlain>{});
   return y;
 }
 
