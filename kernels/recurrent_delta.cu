@@ -164,48 +164,22 @@ __global__ void __launch_bounds__(128) delta_prep_kernel(DeltaArgs a) {
   }
   __syncthreads();
   {
-    // Element i = tid + 128 j of the chunk's [64 x K] (and [64 x V]) tile, j in [0, 64 K / 128).
-    // The loads of a batch of kLoadBatch j's are issued together, branch-free (rows past T read
-    // row T - 1 and are zeroed afterwards), before any conversion: the loads were guarded by
-    // `t < T` branches that kept one or two of them in flight per thread, so this phase ran one
-    // memory round trip per 128 elements. The values are the same as before.
-    constexpr int kLoadBatch = 8;
     const float* qb = a.q + b * a.qs[0] + h * a.qs[1];
     const float* kb = a.k + b * a.ks[0] + h * a.ks[1];
     const float* vb = a.v + b * a.vs[0] + h * a.vs[1];
-    const int t_last = a.T - 1;
-#pragma unroll 1
-    for (int j0 = 0; j0 < kChunk * K / 128; j0 += kLoadBatch) {
-      float kv[kLoadBatch], qv[kLoadBatch];
-#pragma unroll
-      for (int j = 0; j < kLoadBatch; ++j) {
-        const int i = tid + (j0 + j) * 128, r = i / K, d = i % K, t = min(t0 + r, t_last);
-        kv[j] = kb[t * a.ks[2] + d];
-        qv[j] = qb[t * a.qs[2] + d];
-      }
-#pragma unroll
-      for (int j = 0; j < kLoadBatch; ++j) {
-        const int i = tid + (j0 + j) * 128, r = i / K, d = i % K;
-        const bool real = t0 + r < a.T;
-        const float kr = bf16_round(real ? kv[j] : 0.f);
-        k_s[r * LDK + d] = __float2bfloat16_rn(kr);
-        kb_s[r * LDK + d] = __float2bfloat16_rn(kr * beta_s[r]);
-        q_s[r * LDK + d] = __float2bfloat16_rn(bf16_round(real ? qv[j] : 0.f) * a.scale);
-      }
+    for (int i = tid; i < kChunk * K; i += 128) {
+      const int r = i / K, d = i % K, t = t0 + r;
+      float kv = 0.f, qv = 0.f;
+      if (t < a.T) kv = kb[t * a.ks[2] + d], qv = qb[t * a.qs[2] + d];
+      const float kr = bf16_round(kv);
+      k_s[r * LDK + d] = __float2bfloat16_rn(kr);
+      kb_s[r * LDK + d] = __float2bfloat16_rn(kr * beta_s[r]);
+      q_s[r * LDK + d] = __float2bfloat16_rn(bf16_round(qv) * a.scale);
     }
-#pragma unroll 1
-    for (int j0 = 0; j0 < kChunk * V / 128; j0 += kLoadBatch) {  // V / 2 is a multiple of 16
-      float vv[kLoadBatch];
-#pragma unroll
-      for (int j = 0; j < kLoadBatch; ++j) {
-        const int i = tid + (j0 + j) * 128, r = i / V, d = i % V, t = min(t0 + r, t_last);
-        vv[j] = vb[t * a.vs[2] + d];
-      }
-#pragma unroll
-      for (int j = 0; j < kLoadBatch; ++j) {
-        const int i = tid + (j0 + j) * 128, r = i / V, d = i % V;
-        vb_s[r * LDV + d] = __float2bfloat16_rn(bf16_round(t0 + r < a.T ? vv[j] : 0.f) * beta_s[r]);
-      }
+    for (int i = tid; i < kChunk * V; i += 128) {
+      const int r = i / V, d = i % V, t = t0 + r;
+      const float vv = t < a.T ? vb[t * a.vs[2] + d] : 0.f;
+      vb_s[r * LDV + d] = __float2bfloat16_rn(bf16_round(vv) * beta_s[r]);
     }
   }
   __syncthreads();
