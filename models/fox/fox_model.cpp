@@ -5,6 +5,7 @@
 #include <ATen/Functions.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "data/errors.h"
@@ -184,10 +185,16 @@ class ForgettingTransformer : public CausalLM {
     if (!slots) throw Error("FoX model: decoding slots from another family");
     const int64_t S = slots->S;
     if (ids.dim() != 1 || ids.size(0) != S) throw Error(fmt::format("FoX model: decode_slots takes [{}] ids", S));
-    SlotStep step{slots, slots->len.clamp_max(slots->C - 1), (slots->len + 1).clamp_max(slots->C), {}, {}, {}};
-    step.kv_rows = (slots->flat_kv + step.write_at.view({S, 1})).view(-1);
-    step.c_rows = (slots->flat_h + step.write_at.view({S, 1})).view(-1);
-    step.prev_c = (slots->flat_h + (step.write_at - 1).clamp_min(0).view({S, 1})).view(-1);
+    SlotStep step{slots, {}, (slots->len + 1).clamp_max(slots->C), {}, {}, {}};
+    const bool fused = ids.is_cuda() && std::all_of(blocks_.begin(), blocks_.end(), [](const Block& b) {
+      return b.attn.in_proj.defined();  // attention_slots: the fused step writes the caches itself
+    });
+    if (!fused) {  // the caches are written by flat row index (six small kernels a step the fused step skips)
+      step.write_at = slots->len.clamp_max(slots->C - 1);
+      step.kv_rows = (slots->flat_kv + step.write_at.view({S, 1})).view(-1);
+      step.c_rows = (slots->flat_h + step.write_at.view({S, 1})).view(-1);
+      step.prev_c = (slots->flat_h + (step.write_at - 1).clamp_min(0).view({S, 1})).view(-1);
+    }
     at::Tensor x = at::embedding(embeddings_, ids.view({S, 1}));
     at::Tensor h = blocks(x, slots->len.view({S, 1}), at::Tensor(), nullptr, &step);
     slots->len.copy_(step.kv_len);
