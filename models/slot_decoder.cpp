@@ -10,6 +10,7 @@
 #include <map>
 
 #include "data/errors.h"
+#include "kernels/greedy_pick.h"
 #include "models/layers.h"
 
 namespace foxeval {
@@ -74,9 +75,12 @@ void SlotDecoder::step() {
   at::Tensor hidden = model_.decode_slots(ids_, slots_);  // [S, hidden] fp32
   // argmax of the compute-dtype logits: converting them to fp32 first changes no value (and no
   // tie: the first maximum wins either way) and is a launch and a [S, vocab] pass more.
-  at::Tensor next = at::argmax(foxeval::linear(hidden, model_.lm_head()), -1);
-  ids_.copy_(next);
-  tokens_.index_copy_(1, column_, next.view({-1, 1}));
+  at::Tensor logits = foxeval::linear(hidden, model_.lm_head());
+  if (!greedy_pick_cuda(logits, ids_, tokens_, column_)) {  // one kernel for the three ops below
+    at::Tensor next = at::argmax(logits, -1);
+    ids_.copy_(next);
+    tokens_.index_copy_(1, column_, next.view({-1, 1}));
+  }
   column_.add_(1);
 }
 
