@@ -181,7 +181,8 @@ Prefill prefill_impl() {
 
 // Fewest keys a decode split takes: 128 gives a batch-1 step at a 1k context 11 splits a head (a
 // CTA walks its keys in two rounds of loads, not four): 807 tokens/s at batch 1 x 1k on the H100,
-// 785 with 256. FOXEVAL_DECODE_SPLIT_KEYS=64|256 for A/B timing.
+// 785 with 256; 64 was no better (829 vs 835 with the 2-chunk GEMV). FOXEVAL_DECODE_SPLIT_KEYS=
+// 64|256 for A/B timing.
 int min_split_keys() {
   static const int k = [] {
     const char* v = std::getenv("FOXEVAL_DECODE_SPLIT_KEYS");

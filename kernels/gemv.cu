@@ -1,7 +1,7 @@
 // Small-batch matmul for decode steps (see kernels/gemv.h).
 //
 // A block of kWarps warps; each warp owns kRows consecutive output rows n and, for each, walks
-// the K/8 16-byte chunks of W[n] with its 32 lanes, U chunks per lane per iteration
+// the K/8 16-byte chunks of W[n] with its 32 lanes, U (2) chunks per lane per iteration
 // (all loads of an iteration issued before the arithmetic: kRows * U * 16 bytes in flight
 // per lane). The chunk of every row of x is loaded once per chunk index and reused across the
 // warp's rows. Weight loads bypass L1 (read once); x stays in L1/L2.
@@ -31,13 +31,15 @@ using cuda_types::bf16;
 
 constexpr int kWarps = 4;
 constexpr int kRows = 2;
-// Chunks per lane per iteration: 4 (8 measured slower at batch 1 x 1k on the H100, 757 vs 807
-// tokens/s: more registers, fewer warps resident). FOXEVAL_GEMV_UNROLL=2|8 for A/B timing.
+// Chunks per lane per iteration: 2. Measured at batch 1 x 1k on the H100 (`bench generate`, same
+// call): 834.6 tokens/s with 2, 816.0 with 4; 8 was slower still (757 vs 807 in another call).
+// Fewer registers, more warps resident: the rows of a warp and the warps of an SM keep the loads
+// in flight. FOXEVAL_GEMV_UNROLL=4|8 for A/B timing.
 int gemv_unroll() {
   static const int u = [] {
     const char* v = std::getenv("FOXEVAL_GEMV_UNROLL");
     const std::string s = v ? v : "";
-    return s == "2" ? 2 : s == "8" ? 8 : 4;
+    return s == "4" ? 4 : s == "8" ? 8 : 2;
   }();
   return u;
 }
@@ -199,12 +201,12 @@ at::Tensor launch_gemv(const at::Tensor& x, const at::Tensor& weight, const at::
       launch(gemv_kernel<8, G, U>);
   };
   auto unrolled = [&](auto glu_c) {
-    if (gemv_unroll() == 2)
-      rows(glu_c, std::integral_constant<int, 2>{});
+    if (gemv_unroll() == 4)
+      rows(glu_c, std::integral_constant<int, 4>{});
     else if (gemv_unroll() == 8)
       rows(glu_c, std::integral_constant<int, 8>{});
     else
-      rows(glu_c, std::integral_constant<int, 4>{});
+      rows(glu_c, std::integral_constant<int, 2>{});
   };
   if (glu == kSilu)
     unrolled(std::integral_constant<int, kSilu>{});
