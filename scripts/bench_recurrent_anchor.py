@@ -155,6 +155,18 @@ def parse_args():
     return a
 
 
+def replay_seconds(call, device, repeats):
+    """Median seconds of `repeats` runs of call() (one untimed run first), synchronized around each."""
+    times = []
+    for _ in range(repeats + 1):
+        torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        call()
+        torch.cuda.synchronize(device)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times[1:])
+
+
 class ConvShim:
     """Shim 2: the causal_conv1d package (a CUDA extension) as F.conv1d in fp32. Records the shapes
     it was called with while `recording`, to time the same calls alone afterwards."""
@@ -204,14 +216,7 @@ class ConvShim:
             x = torch.randn(B, L, D, device=device, dtype=dtype).transpose(1, 2)  # the callers' layout
             w = torch.randn(*wshape, device=device)
             b = torch.randn(wshape[0], device=device) if has_bias else None
-            times = []
-            for _ in range(repeats + 1):
-                torch.cuda.synchronize(device)
-                start = time.perf_counter()
-                self.fn(x, w, b, activation=activation)
-                torch.cuda.synchronize(device)
-                times.append(time.perf_counter() - start)
-            total += statistics.median(times[1:])
+            total += replay_seconds(lambda: self.fn(x, w, b, activation=activation), device, repeats)
             del x, w, b
         return total
 
@@ -289,14 +294,7 @@ class RealConv:
                  else torch.randn(B, D, L, device=device, dtype=dtype))
             w = torch.randn(*wshape, device=device, dtype=wdtype)
             b = None if bdtype is None else torch.randn(wshape[0], device=device, dtype=bdtype)
-            times = []
-            for _ in range(repeats + 1):
-                torch.cuda.synchronize(device)
-                start = time.perf_counter()
-                self.real_fn(x, w, b, activation=activation)
-                torch.cuda.synchronize(device)
-                times.append(time.perf_counter() - start)
-            total += statistics.median(times[1:])
+            total += replay_seconds(lambda: self.real_fn(x, w, b, activation=activation), device, repeats)
             del x, w, b
         return total
 
