@@ -8,12 +8,13 @@
 #include <string>
 
 #include "kernels/forgetting_attention.h"
+#include "tests/test_support.h"
 
 namespace {
 
 using foxeval::AttentionArgs;
 
-bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
+using foxeval::test::have_cuda;
 
 // fp64 reference, one batch at a time (memory H * Tq * Tk doubles).
 at::Tensor reference_fp64(const AttentionArgs& a) {

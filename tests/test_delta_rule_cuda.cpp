@@ -26,12 +26,13 @@
 
 #include "kernels/recurrent_delta.h"
 #include "models/recurrent_ops.h"
+#include "tests/test_support.h"
 
 using namespace foxeval;
 
 namespace {
 
-bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
+using foxeval::test::have_cuda;
 
 constexpr double kTolBf16 = 1e-2;  // see the header comment
 constexpr double kTolFp32 = 1e-6;

@@ -12,12 +12,13 @@
 #include "kernels/fused_glue.h"
 #include "kernels/gemv.h"
 #include "models/layers.h"
+#include "tests/test_support.h"
 
 using namespace foxeval;
 
 namespace {
 
-bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
+using foxeval::test::have_cuda;
 
 }  // namespace
 

@@ -28,6 +28,7 @@
 
 #include "kernels/recurrent_gla.h"
 #include "models/recurrent_ops.h"
+#include "tests/test_support.h"
 
 namespace {
 
@@ -38,7 +39,7 @@ constexpr double kRelTol = 5e-3;
 constexpr double kMaxTol = 1e-2;
 constexpr double kStepTol = 1e-6;
 
-bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
+using foxeval::test::have_cuda;
 
 at::Tensor bf16_round(const at::Tensor& x) { return x.to(at::kBFloat16).to(at::kFloat); }
 

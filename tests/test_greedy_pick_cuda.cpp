@@ -9,11 +9,12 @@
 #include <limits>
 
 #include "kernels/greedy_pick.h"
+#include "tests/test_support.h"
 
 using namespace foxeval;
 
 namespace {
-bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
+using foxeval::test::have_cuda;
 }  // namespace
 
 TEST_CASE("greedy pick cuda: equals torch.argmax, ties and NaN included") {

@@ -27,12 +27,13 @@
 #include "models/layers.h"
 #include "models/mamba2/mamba2_model.h"
 #include "models/recurrent_ops.h"
+#include "tests/test_support.h"
 
 using namespace foxeval;
 
 namespace {
 
-bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
+using foxeval::test::have_cuda;
 
 // FOXEVAL_RECURRENT_IMPL for one scope ("" unsets it), the old value restored after.
 class ImplEnv {

@@ -26,7 +26,7 @@ using namespace foxeval;
 
 namespace {
 
-bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
+using foxeval::test::have_cuda;
 
 std::vector<int64_t> row_ids(const at::Tensor& t, int64_t a, int64_t b) {
   at::Tensor c = t.slice(0, a, b).to(at::kLong).contiguous();

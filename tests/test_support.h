@@ -1,6 +1,7 @@
 // Helpers shared by the tests: fixture paths, safetensors writing, error measures.
 #pragma once
 #include <ATen/Functions.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -13,6 +14,9 @@ namespace foxeval::test {
 
 inline std::string source_path(const std::string& rel) { return std::string(FOXEVAL_SOURCE_DIR) + "/" + rel; }
 inline std::string shared_path(const std::string& rel) { return std::string(FOXEVAL_SOURCE_DIR) + "/../shared/" + rel; }
+
+// Whether a CUDA device is there (the GPU test cases return early with a message where not, as in CI).
+inline bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
 
 // ||a - b|| / ||b||, in float64.
 inline double rel_err(const at::Tensor& a, const at::Tensor& b) {

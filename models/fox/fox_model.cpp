@@ -5,7 +5,6 @@
 #include <ATen/Functions.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "data/errors.h"
@@ -186,9 +185,8 @@ class ForgettingTransformer : public CausalLM {
     const int64_t S = slots->S;
     if (ids.dim() != 1 || ids.size(0) != S) throw Error(fmt::format("FoX model: decode_slots takes [{}] ids", S));
     SlotStep step{slots, {}, (slots->len + 1).clamp_max(slots->C), {}, {}, {}};
-    const bool fused = ids.is_cuda() && std::all_of(blocks_.begin(), blocks_.end(), [](const Block& b) {
-      return b.attn.in_proj.defined();  // attention_slots: the fused step writes the caches itself
-    });
+    // Every layer takes attention_slots' fused step (it writes the caches itself) or none does.
+    const bool fused = ids.is_cuda() && fused_decode_config();
     if (!fused) {  // the caches are written by flat row index (six small kernels a step the fused step skips)
       step.write_at = slots->len.clamp_max(slots->C - 1);
       step.kv_rows = (slots->flat_kv + step.write_at.view({S, 1})).view(-1);
