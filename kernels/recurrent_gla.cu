@@ -20,8 +20,11 @@
 
 #include <c10/util/StringUtil.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "data/errors.h"
 #include "kernels/fa_common.cuh"
@@ -34,14 +37,28 @@ using bf16 = __nv_bfloat16;
 constexpr int kC = 64;  // chunk length
 
 struct GlaParams {
-  const float *q, *k, *v, *g;
+  const void *q, *k, *v;  // fp32; bf16 in the SSD form (q = C, k = B, v = x)
+  const float* g;
   int64_t sq[3], sk[3], sv[3], sg[3];  // strides of dims B, H, T (elements)
   int H, T, NT;
   float scale;
   const float* state_in;  // [BH, K, V] contiguous, or null (zeros)
   float* state_out;       // [BH, K, V]
-  bf16* hs;               // [BH, NT, K, V]: the state at the start of each chunk
-  float* out;             // [BH, T, V]
+  bf16* hs;               // [BH, NT, K, V]: the state at the start of each chunk (of its group, G > 1)
+  float* out;             // [BH, T, V] (the GLA form)
+  // Group-parallel state pass (G > 1): group j holds chunks [j CG, (j+1) CG) and starts from zero
+  // (group 0 from state_in); the combine kernel turns the groups' end states into their true
+  // start states, which the output pass adds to hs with the decay from the group's start.
+  int G, CG;
+  float* gl;    // [BH, G, K, V]: group j's end state from zero; after the combine, its true start state
+  float* gdec;  // [BH, G, W]: group j's total log decay (W = K per key, 1 scalar)
+  float* cdec;  // [BH, NT, W]: log decay from the group's start to the start of chunk n
+  // The SSD form (Mamba-2, as mamba_ssm's chunk scan): v = x * dt, y = S^T q + D x in bf16.
+  const float* dt;
+  int64_t sdt[3];
+  const float* D;  // [H]
+  bf16* y;         // [B, T, H, V] via sy (b, h, t)
+  int64_t sy[3];
 };
 
 // ---------------------------------------------------------------- tensor-core helpers
@@ -101,6 +118,24 @@ __device__ __forceinline__ void store4_bf16(bf16* p, float4 x) {
 
 __device__ __forceinline__ float4 ldg4(const float* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
 
+// Four consecutive inputs at element offset `off` of q, k or v as fp32: fp32 tensors (the GLA
+// form) or bf16 ones (the SSD form; 8-byte aligned, ssd_cuda_supports checks).
+template <bool kBf16>
+__device__ __forceinline__ float4 ld4(const void* base, int64_t off) {
+  if constexpr (kBf16) {
+    const uint2 u = __ldg(reinterpret_cast<const uint2*>(static_cast<const bf16*>(base) + off));
+    const float2 a = unpack_bf16(u.x), b = unpack_bf16(u.y);
+    return make_float4(a.x, a.y, b.x, b.y);
+  } else {
+    return ldg4(static_cast<const float*>(base) + off);
+  }
+}
+
+// The SSD form's v = x * dt (rounded to bf16 where it is staged, as the GLA form's x*dt input).
+__device__ __forceinline__ float4 scale4(float4 x, float d) {
+  return make_float4(__fmul_rn(x.x, d), __fmul_rn(x.y, d), __fmul_rn(x.z, d), __fmul_rn(x.w, d));
+}
+
 // Inclusive cumulative sum of s[0..63] (fp32) in place, by one warp.
 __device__ __forceinline__ void warp_cumsum64(float* s, int lane) {
   const float x0 = s[2 * lane], x1 = s[2 * lane + 1];
@@ -125,7 +160,7 @@ constexpr int kLdF = 64 + 4;  // fp32 [t][key] tiles
 constexpr int kLdH = 64 + 8;  // bf16 [t][key|v] tiles
 constexpr int kStateSmem = 2 * kC * kLdF * 4 + 2 * kC * kLdH * 2;
 
-template <bool kPerKey>
+template <bool kPerKey, bool kSsd>
 __global__ void __launch_bounds__(kStateThreads) gla_state_kernel(GlaParams p, int K, int V) {
   extern __shared__ __align__(16) unsigned char smem[];
   float* gs = reinterpret_cast<float*>(smem);  // [kC][kLdF] gates -> b (per key); [kC] (scalar)
@@ -134,17 +169,23 @@ __global__ void __launch_bounds__(kStateThreads) gla_state_kernel(GlaParams p, i
   bf16* vs = kd + kC * kLdH;                            // [kC][kLdH] v
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g8 = lane >> 2, t4 = lane & 3;
-  const int vt = blockIdx.x, kt = blockIdx.y, bh = blockIdx.z, b = bh / p.H, h = bh % p.H;
+  const int nvt = V / 64, vt = blockIdx.x % nvt, grp = blockIdx.x / nvt;
+  const int kt = blockIdx.y, bh = blockIdx.z, b = bh / p.H, h = bh % p.H;
   const int key0 = kt * 64, v0 = vt * 64;
-  const float* qk = p.k + b * p.sk[0] + h * p.sk[1] + key0;
-  const float* qv = p.v + b * p.sv[0] + h * p.sv[1] + v0;
+  const int n_begin = grp * p.CG, n_end = min(p.NT, n_begin + p.CG);
+  const int64_t koff = b * p.sk[0] + h * p.sk[1] + key0, voff = b * p.sv[0] + h * p.sv[1] + v0;
   const float* qg = p.g + b * p.sg[0] + h * p.sg[1] + (kPerKey ? key0 : 0);
+  const float* qdt = kSsd ? p.dt + b * p.sdt[0] + h * p.sdt[1] : nullptr;
+  // The decay bookkeeping of the group-parallel pass (G > 1): one writer per gate value.
+  const bool decay_writer = p.G > 1 && vt == 0 && (kPerKey ? tid < 64 : (tid == 0 && kt == 0));
+  const int W = kPerKey ? K : 1, wkey = kPerKey ? key0 + tid : 0;
+  float csum = 0.f;  // log decay from the group's start (decay_writer threads)
 
   // Accumulator element (row, col) of n-tile j: rows r0 = 16w + g8 (c[0], c[1]), r0 + 8 (c[2], c[3]).
   const int r0 = 16 * warp + g8;
   float acc[8][4];
   {
-    const float* s0 = p.state_in ? p.state_in + (int64_t)bh * K * V : nullptr;
+    const float* s0 = (grp == 0 && p.state_in) ? p.state_in + (int64_t)bh * K * V : nullptr;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int c = v0 + 8 * j + 2 * t4;
@@ -168,16 +209,17 @@ __global__ void __launch_bounds__(kStateThreads) gla_state_kernel(GlaParams p, i
       const int t = (tid >> 4) + 8 * r, c = (tid & 15) * 4;
       const bool ok = t0 + t < p.T;
       const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-      pk[r] = ok ? ldg4(qk + (int64_t)(t0 + t) * p.sk[2] + c) : z;
-      pv[r] = ok ? ldg4(qv + (int64_t)(t0 + t) * p.sv[2] + c) : z;
+      pk[r] = ok ? ld4<kSsd>(p.k, koff + (int64_t)(t0 + t) * p.sk[2] + c) : z;
+      pv[r] = ok ? ld4<kSsd>(p.v, voff + (int64_t)(t0 + t) * p.sv[2] + c) : z;
+      if (kSsd) pv[r] = scale4(pv[r], ok ? __ldg(qdt + (int64_t)(t0 + t) * p.sdt[2]) : 0.f);
       if (kPerKey) pg[r] = ok ? ldg4(qg + (int64_t)(t0 + t) * p.sg[2] + c) : z;
     }
     if (!kPerKey) pgs = (tid < kC && t0 + tid < p.T) ? __ldg(qg + (int64_t)(t0 + tid) * p.sg[2]) : 0.f;
   };
 
-  load_chunk(0);
-  for (int n = 0; n < p.NT; ++n) {
-    // The state at the start of chunk n.
+  if (n_begin < n_end) load_chunk(n_begin);
+  for (int n = n_begin; n < n_end; ++n) {
+    // The state at the start of chunk n (from the group's start when G > 1).
     bf16* hn = p.hs + ((int64_t)bh * p.NT + n) * K * V;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
@@ -185,6 +227,7 @@ __global__ void __launch_bounds__(kStateThreads) gla_state_kernel(GlaParams p, i
       *reinterpret_cast<uint32_t*>(hn + (int64_t)(key0 + r0) * V + c) = pack_bf16(acc[j][0], acc[j][1]);
       *reinterpret_cast<uint32_t*>(hn + (int64_t)(key0 + r0 + 8) * V + c) = pack_bf16(acc[j][2], acc[j][3]);
     }
+    if (decay_writer) p.cdec[((int64_t)bh * p.NT + n) * W + wkey] = csum;
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
       const int t = (tid >> 4) + 8 * r, c = (tid & 15) * 4;
@@ -194,7 +237,7 @@ __global__ void __launch_bounds__(kStateThreads) gla_state_kernel(GlaParams p, i
     }
     if (!kPerKey && tid < kC) gs[tid] = pgs;
     __syncthreads();
-    if (n + 1 < p.NT) load_chunk(n + 1);
+    if (n + 1 < n_end) load_chunk(n + 1);
 
     // b = cumulative sum of g over the chunk.
     if (kPerKey) {
@@ -213,6 +256,7 @@ __global__ void __launch_bounds__(kStateThreads) gla_state_kernel(GlaParams p, i
       warp_cumsum64(gs, lane);
     }
     __syncthreads();
+    if (decay_writer) csum += kPerKey ? gs[(kC - 1) * kLdF + tid] : gs[kC - 1];
 
     // kd = bf16(k * exp(b_last - b)); exponent <= 0.
 #pragma unroll
@@ -257,13 +301,39 @@ __global__ void __launch_bounds__(kStateThreads) gla_state_kernel(GlaParams p, i
     __syncthreads();
   }
 
-  float* so = p.state_out + (int64_t)bh * K * V;
+  // G == 1: the final state. G > 1: the group's end state (from its start) and total decay.
+  float* so = p.G == 1 ? p.state_out + (int64_t)bh * K * V : p.gl + ((int64_t)bh * p.G + grp) * K * V;
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     const int c = v0 + 8 * j + 2 * t4;
     *reinterpret_cast<float2*>(so + (int64_t)(key0 + r0) * V + c) = make_float2(acc[j][0], acc[j][1]);
     *reinterpret_cast<float2*>(so + (int64_t)(key0 + r0 + 8) * V + c) = make_float2(acc[j][2], acc[j][3]);
   }
+  if (decay_writer) p.gdec[((int64_t)bh * p.G + grp) * W + wkey] = csum;
+}
+
+// ---------------------------------------------------------------- group combine
+// G > 1: a thread per state element (key, v) of one b*H+h walks the groups in order. Group 0
+// ran from the initial state, so its end state is the true one; for j >= 1:
+//   start_j = S;  S = exp(decay_j) S + end_j   (end_j: group j's end state from zero)
+// storing start_j over end_j in gl and the final S in state_out. G sequential steps of
+// elementwise work where the state pass had NT dependent chunk steps.
+constexpr int kCombineThreads = 256;
+
+template <bool kPerKey>
+__global__ void __launch_bounds__(kCombineThreads) gla_combine_kernel(GlaParams p, int K, int V) {
+  const int e = blockIdx.x * kCombineThreads + threadIdx.x, bh = blockIdx.y;
+  if (e >= K * V) return;
+  const int W = kPerKey ? K : 1, wkey = kPerKey ? e / V : 0;
+  const float* gd = p.gdec + (int64_t)bh * p.G * W + wkey;
+  float* gl = p.gl + (int64_t)bh * p.G * K * V + e;
+  float s = gl[0];
+  for (int j = 1; j < p.G; ++j) {
+    const float end = gl[(int64_t)j * K * V], d = gd[j * W];
+    gl[(int64_t)j * K * V] = s;
+    s = __expf(d) * s + end;
+  }
+  p.state_out[(int64_t)bh * K * V + e] = s;
 }
 
 // ---------------------------------------------------------------- output pass
@@ -286,7 +356,7 @@ struct OutLayout {
   static constexpr int kBytes = kR + (kRBytesA > kRBytesC ? kRBytesA : kRBytesC);
 };
 
-template <int K, int V, bool kPerKey>
+template <int K, int V, bool kPerKey, bool kSsd>
 __global__ void __launch_bounds__(kOutThreads) gla_output_kernel(GlaParams p) {
   using L = OutLayout<K, V, kPerKey>;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -302,9 +372,7 @@ __global__ void __launch_bounds__(kOutThreads) gla_output_kernel(GlaParams p) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g8 = lane >> 2, t4 = lane & 3;
   const int n = blockIdx.x, bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
   const int t0 = n * kC;
-  const float* pq = p.q + b * p.sq[0] + h * p.sq[1];
-  const float* pk = p.k + b * p.sk[0] + h * p.sk[1];
-  const float* pv = p.v + b * p.sv[0] + h * p.sv[1];
+  const int64_t qoff = b * p.sq[0] + h * p.sq[1], koff = b * p.sk[0] + h * p.sk[1], voff = b * p.sv[0] + h * p.sv[1];
   const float* pg = p.g + b * p.sg[0] + h * p.sg[1];
   const float4 z4 = make_float4(0.f, 0.f, 0.f, 0.f);
 
@@ -312,13 +380,16 @@ __global__ void __launch_bounds__(kOutThreads) gla_output_kernel(GlaParams p) {
   for (int i = tid; i < kC * K / 4; i += kOutThreads) {
     const int t = i / (K / 4), c = (i % (K / 4)) * 4;
     const bool ok = t0 + t < p.T;
-    store4_bf16(qs + t * kLdQ + c, ok ? ldg4(pq + (int64_t)(t0 + t) * p.sq[2] + c) : z4);
-    store4_bf16(ks + t * kLdQ + c, ok ? ldg4(pk + (int64_t)(t0 + t) * p.sk[2] + c) : z4);
+    store4_bf16(qs + t * kLdQ + c, ok ? ld4<kSsd>(p.q, qoff + (int64_t)(t0 + t) * p.sq[2] + c) : z4);
+    store4_bf16(ks + t * kLdQ + c, ok ? ld4<kSsd>(p.k, koff + (int64_t)(t0 + t) * p.sk[2] + c) : z4);
     if (kPerKey) *reinterpret_cast<float4*>(bs + t * kLdB + c) = ok ? ldg4(pg + (int64_t)(t0 + t) * p.sg[2] + c) : z4;
   }
   for (int i = tid; i < kC * V / 4; i += kOutThreads) {
     const int t = i / (V / 4), c = (i % (V / 4)) * 4;
-    store4_bf16(vs + t * kLdV + c, t0 + t < p.T ? ldg4(pv + (int64_t)(t0 + t) * p.sv[2] + c) : z4);
+    const bool ok = t0 + t < p.T;
+    float4 x = ok ? ld4<kSsd>(p.v, voff + (int64_t)(t0 + t) * p.sv[2] + c) : z4;
+    if (kSsd) x = scale4(x, ok ? __ldg(p.dt + b * p.sdt[0] + h * p.sdt[1] + (int64_t)(t0 + t) * p.sdt[2]) : 0.f);
+    store4_bf16(vs + t * kLdV + c, x);
   }
   if (!kPerKey && tid < kC) bsc[tid] = t0 + tid < p.T ? __ldg(pg + (int64_t)(t0 + tid) * p.sg[2]) : 0.f;
   for (int i = tid; i < kC * kLdA / 8; i += kOutThreads) reinterpret_cast<uint4*>(as)[i] = make_uint4(0, 0, 0, 0);
@@ -469,6 +540,26 @@ __global__ void __launch_bounds__(kOutThreads) gla_output_kernel(GlaParams p) {
     }
     __syncthreads();
   }
+  // Group-parallel state pass: hs holds the state from the group's start; add the group's
+  // true start state decayed to this chunk (fp32, then rounded to bf16 once more).
+  const int grp = n / p.CG;
+  if (p.G > 1 && grp > 0) {
+    const float* s0 = p.gl + ((int64_t)bh * p.G + grp) * K * V;
+    const float* cd = p.cdec + ((int64_t)bh * p.NT + n) * (kPerKey ? K : 1);
+#pragma unroll
+    for (int r = 0; r < kSUnits; ++r) {
+      const int i = tid + r * kOutThreads, row = i / (V / 8), c = (i % (V / 8)) * 8;
+      const float e = __expf(kPerKey ? cd[row] : cd[0]);
+      const float4 a0 = ldg4(s0 + row * V + c), a1 = ldg4(s0 + row * V + c + 4);
+      uint4 u = sreg[r];
+      float2 x;
+      x = unpack_bf16(u.x); u.x = pack_bf16(x.x + e * a0.x, x.y + e * a0.y);
+      x = unpack_bf16(u.y); u.y = pack_bf16(x.x + e * a0.z, x.y + e * a0.w);
+      x = unpack_bf16(u.z); u.z = pack_bf16(x.x + e * a1.x, x.y + e * a1.y);
+      x = unpack_bf16(u.w); u.w = pack_bf16(x.x + e * a1.z, x.y + e * a1.w);
+      sreg[r] = u;
+    }
+  }
 #pragma unroll
   for (int r = 0; r < kSUnits; ++r) {
     const int i = tid + r * kOutThreads, row = i / (V / 8), c = (i % (V / 8)) * 8;
@@ -512,15 +603,36 @@ __global__ void __launch_bounds__(kOutThreads) gla_output_kernel(GlaParams p) {
       mma_bf16(acc[2 * np + 1], a, bb[2], bb[3]);
     }
   }
-  float* po = p.out + (int64_t)bh * p.T * V;
+  if constexpr (kSsd) {
+    // y = S^T q + D x in fp32 (the sum, then x * D added: ATen's y + xs * D), rounded to bf16.
+    const float d = p.D[h];
+    bf16* py = p.y + b * p.sy[0] + h * p.sy[1];
+    const bf16* px = static_cast<const bf16*>(p.v) + voff;
 #pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    const int t = t0 + 16 * I + g8 + 8 * hh;
-    if (t < p.T) {
+    for (int hh = 0; hh < 2; ++hh) {
+      const int t = t0 + 16 * I + g8 + 8 * hh;
+      if (t < p.T) {
 #pragma unroll
-      for (int j = 0; j < kNT; ++j)
-        *reinterpret_cast<float2*>(po + (int64_t)t * V + c0 + 8 * j + 2 * t4) =
-            make_float2(p.scale * acc[j][2 * hh], p.scale * acc[j][2 * hh + 1]);
+        for (int j = 0; j < kNT; ++j) {
+          const int c = c0 + 8 * j + 2 * t4;
+          const float2 x = unpack_bf16(__ldg(reinterpret_cast<const uint32_t*>(px + (int64_t)t * p.sv[2] + c)));
+          *reinterpret_cast<uint32_t*>(py + (int64_t)t * p.sy[2] + c) =
+              pack_bf16(__fadd_rn(__fmul_rn(p.scale, acc[j][2 * hh]), __fmul_rn(x.x, d)),
+                        __fadd_rn(__fmul_rn(p.scale, acc[j][2 * hh + 1]), __fmul_rn(x.y, d)));
+        }
+      }
+    }
+  } else {
+    float* po = p.out + (int64_t)bh * p.T * V;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int t = t0 + 16 * I + g8 + 8 * hh;
+      if (t < p.T) {
+#pragma unroll
+        for (int j = 0; j < kNT; ++j)
+          *reinterpret_cast<float2*>(po + (int64_t)t * V + c0 + 8 * j + 2 * t4) =
+              make_float2(p.scale * acc[j][2 * hh], p.scale * acc[j][2 * hh + 1]);
+      }
     }
   }
 }
@@ -533,9 +645,9 @@ template <bool kPerKey>
 __global__ void __launch_bounds__(kStepThreads) gla_step_kernel(GlaParams p, int K, int V, float* state) {
   __shared__ float sq[128], sk[128], sd[128], red[kStepThreads];
   const int tid = threadIdx.x, bh = blockIdx.x, b = bh / p.H, h = bh % p.H;
-  const float* pq = p.q + b * p.sq[0] + h * p.sq[1];
-  const float* pk = p.k + b * p.sk[0] + h * p.sk[1];
-  const float* pv = p.v + b * p.sv[0] + h * p.sv[1];
+  const float* pq = static_cast<const float*>(p.q) + b * p.sq[0] + h * p.sq[1];
+  const float* pk = static_cast<const float*>(p.k) + b * p.sk[0] + h * p.sk[1];
+  const float* pv = static_cast<const float*>(p.v) + b * p.sv[0] + h * p.sv[1];
   const float* pg = p.g + b * p.sg[0] + h * p.sg[1];
   for (int i = tid; i < K; i += kStepThreads) {
     sq[i] = pq[i];
@@ -584,9 +696,9 @@ void check_args(const char* who, const at::Tensor& q, const at::Tensor& k, const
 
 void fill_params(GlaParams& p, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                  double scale) {
-  p.q = q.data_ptr<float>();
-  p.k = k.data_ptr<float>();
-  p.v = v.data_ptr<float>();
+  p.q = q.data_ptr();
+  p.k = k.data_ptr();
+  p.v = v.data_ptr();
   p.g = g.data_ptr<float>();
   for (int d = 0; d < 3; ++d) {
     p.sq[d] = q.stride(d);
@@ -609,25 +721,79 @@ at::Tensor checked_state(const char* who, const at::Tensor& state, int64_t B, in
   return state;
 }
 
-template <int K, int V, bool kPerKey>
+template <int K, int V, bool kPerKey, bool kSsd>
 void launch_output(const GlaParams& p, int64_t BH, cudaStream_t stream) {
   constexpr int smem = OutLayout<K, V, kPerKey>::kBytes;
-  auto kernel = gla_output_kernel<K, V, kPerKey>;
+  auto kernel = gla_output_kernel<K, V, kPerKey, kSsd>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<dim3(p.NT, static_cast<unsigned>(BH)), kOutThreads, smem, stream>>>(p);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <bool kPerKey>
+template <bool kPerKey, bool kSsd>
 void launch_all(const GlaParams& p, int64_t BH, int K, int V, cudaStream_t stream) {
-  auto state_kernel = gla_state_kernel<kPerKey>;
+  auto state_kernel = gla_state_kernel<kPerKey, kSsd>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(state_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kStateSmem));
-  state_kernel<<<dim3(V / 64, K / 64, static_cast<unsigned>(BH)), kStateThreads, kStateSmem, stream>>>(p, K, V);
+  state_kernel<<<dim3(V / 64 * p.G, K / 64, static_cast<unsigned>(BH)), kStateThreads, kStateSmem, stream>>>(p, K, V);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (K == 64 && V == 64) launch_output<64, 64, kPerKey>(p, BH, stream);
-  else if (K == 64 && V == 128) launch_output<64, 128, kPerKey>(p, BH, stream);
-  else if (K == 128 && V == 64) launch_output<128, 64, kPerKey>(p, BH, stream);
-  else launch_output<128, 128, kPerKey>(p, BH, stream);
+  if (p.G > 1) {
+    gla_combine_kernel<kPerKey>
+        <<<dim3((K * V + kCombineThreads - 1) / kCombineThreads, static_cast<unsigned>(BH)), kCombineThreads, 0,
+           stream>>>(p, K, V);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  if (K == 64 && V == 64) launch_output<64, 64, kPerKey, kSsd>(p, BH, stream);
+  else if (K == 64 && V == 128) launch_output<64, 128, kPerKey, kSsd>(p, BH, stream);
+  else if (K == 128 && V == 64) launch_output<128, 64, kPerKey, kSsd>(p, BH, stream);
+  else launch_output<128, 128, kPerKey, kSsd>(p, BH, stream);
+}
+
+// Groups of the state pass. One sequential pass per (state tile, b*h) is NT dependent chunk
+// steps on (V/64)(K/64)BH CTAs, far fewer than the GPU holds (Mamba-2 760M: 96 CTAs, HGRN2: 48
+// on 132 SMs). G groups of CG chunks run side by side, a combine kernel of G elementwise steps
+// joins them, and the output pass adds each group's start state. G aims at ~3 state-pass CTAs
+// per SM: measured on the H100 at T = 4096 (one layer call, all passes; tests/test_gla_cuda.cpp
+// "state pass groups"): Mamba-2 (SSD form, 96 base CTAs) G = 1..16: 0.273 0.204 0.193 0.179
+// (G=4) 0.210 0.220 0.225 (8) 0.246 (11) 0.295 (16) ms; HGRN2 (48): 0.283 0.203 0.206 0.190
+// 0.177 0.183 0.175 (8) 0.212 (11) 0.228 (16) ms. More groups lose to the combine and the
+// output pass's extra reads of the start states. Short inputs (NT < 16) keep one group: the
+// sequential pass, as before the split.
+int state_groups_override = 0;  // testing::set_gla_state_groups
+
+// FOXEVAL_GLA_GROUPS=n fixes the number of groups (1: the one sequential pass): A/B timing.
+int env_state_groups() {
+  static const int n = [] {
+    const char* v = std::getenv("FOXEVAL_GLA_GROUPS");
+    return v && *v ? std::max(0, std::atoi(v)) : 0;
+  }();
+  return n;
+}
+
+void plan_groups(GlaParams& p, int64_t base_ctas, const at::Tensor& like) {
+  int64_t G = 1;
+  if (state_groups_override > 0 || env_state_groups() > 0) {
+    G = state_groups_override > 0 ? state_groups_override : env_state_groups();
+  } else if (p.NT >= 16) {
+    const int sms = at::cuda::getDeviceProperties(like.device().index())->multiProcessorCount;
+    G = std::min<int64_t>(3 * sms / base_ctas, p.NT / 4);
+  }
+  G = std::max<int64_t>(1, std::min<int64_t>(G, p.NT));
+  p.CG = static_cast<int>((p.NT + G - 1) / G);
+  p.G = static_cast<int>((p.NT + p.CG - 1) / p.CG);
+}
+
+// Group buffers for G > 1 (allocated with the call's other temporaries; kept alive by `keep`).
+void alloc_groups(GlaParams& p, int64_t BH, int64_t K, int64_t V, bool per_key, const at::Tensor& like,
+                  std::vector<at::Tensor>& keep) {
+  if (p.G == 1) return;
+  const int64_t W = per_key ? K : 1;
+  const auto f32 = like.options().dtype(at::kFloat);
+  keep.push_back(at::empty({BH, p.G, K, V}, f32));
+  keep.push_back(at::empty({BH, p.G, W}, f32));
+  keep.push_back(at::empty({BH, p.NT, W}, f32));
+  p.gl = keep[keep.size() - 3].data_ptr<float>();
+  p.gdec = keep[keep.size() - 2].data_ptr<float>();
+  p.cdec = keep[keep.size() - 1].data_ptr<float>();
 }
 
 }  // namespace
@@ -647,6 +813,35 @@ bool gla_cuda_supports(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   return prop->major >= 8;
 }
 
+namespace {
+
+// The chunked passes for filled-in inputs (p's q, k, v, g, strides, scale, and for the SSD
+// form dt, D, y): start states, groups, the final state into `state`.
+void run_chunked(GlaParams& p, int64_t B, int64_t H, int64_t T, int64_t K, int64_t V, bool per_key, bool ssd,
+                 at::Tensor& state, const at::Tensor& like, const char* who) {
+  const int64_t NT = (T + kC - 1) / kC;
+  const at::Tensor s_in = checked_state(who, state, B, H, K, V, like);
+  const at::Tensor s0 = s_in.defined() ? s_in.contiguous() : at::Tensor();
+  const auto f32 = like.options().dtype(at::kFloat);
+  at::Tensor s_out = at::empty({B, H, K, V}, f32);
+  at::Tensor hs = at::empty({B * H, NT, K, V}, f32.dtype(at::kBFloat16));
+  p.NT = static_cast<int>(NT);
+  p.state_in = s0.defined() ? s0.data_ptr<float>() : nullptr;
+  p.state_out = s_out.data_ptr<float>();
+  p.hs = reinterpret_cast<bf16*>(hs.data_ptr<at::BFloat16>());
+  plan_groups(p, (V / 64) * (K / 64) * B * H, like);
+  std::vector<at::Tensor> keep;
+  alloc_groups(p, B * H, K, V, per_key, like, keep);
+  const auto stream = at::cuda::getCurrentCUDAStream().stream();
+  const int k = static_cast<int>(K), v = static_cast<int>(V);
+  if (ssd) launch_all<false, true>(p, B * H, k, v, stream);
+  else if (per_key) launch_all<true, false>(p, B * H, k, v, stream);
+  else launch_all<false, false>(p, B * H, k, v, stream);
+  state = s_out;
+}
+
+}  // namespace
+
 at::Tensor gla_chunked_cuda(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
                             const at::Tensor& g_in, double scale, at::Tensor& state) {
   check_args("gla_chunked_cuda", q_in, k_in, v_in, g_in);
@@ -655,25 +850,62 @@ at::Tensor gla_chunked_cuda(const at::Tensor& q_in, const at::Tensor& k_in, cons
   const at::Tensor q = vec_ready(q_in), k = vec_ready(k_in), v = vec_ready(v_in);
   const at::Tensor g = per_key ? vec_ready(g_in) : g_in;
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
-  const int64_t NT = (T + kC - 1) / kC;
-  const at::Tensor s_in = checked_state("gla_chunked_cuda", state, B, H, K, V, q);
-  const at::Tensor s0 = s_in.defined() ? s_in.contiguous() : at::Tensor();
-  at::Tensor s_out = at::empty({B, H, K, V}, q.options());
-  at::Tensor hs = at::empty({B * H, NT, K, V}, q.options().dtype(at::kBFloat16));
   at::Tensor out = at::empty({B, H, T, V}, q.options());
   GlaParams p{};
   fill_params(p, q, k, v, g, scale);
-  p.NT = static_cast<int>(NT);
-  p.state_in = s0.defined() ? s0.data_ptr<float>() : nullptr;
-  p.state_out = s_out.data_ptr<float>();
-  p.hs = reinterpret_cast<bf16*>(hs.data_ptr<at::BFloat16>());
   p.out = out.data_ptr<float>();
-  const auto stream = at::cuda::getCurrentCUDAStream().stream();
-  if (per_key) launch_all<true>(p, B * H, static_cast<int>(K), static_cast<int>(V), stream);
-  else launch_all<false>(p, B * H, static_cast<int>(K), static_cast<int>(V), stream);
-  state = s_out;
+  run_chunked(p, B, H, T, K, V, per_key, /*ssd=*/false, state, q, "gla_chunked_cuda");
   return out;
 }
+
+bool ssd_cuda_supports(const at::Tensor& x, const at::Tensor& dt, const at::Tensor& C, const at::Tensor& Bm,
+                       const at::Tensor& g, const at::Tensor& D) {
+  for (const at::Tensor* t : {&x, &dt, &C, &Bm, &g, &D})
+    if (!t->defined() || !t->is_cuda() || t->device() != x.device()) return false;
+  if (x.scalar_type() != at::kBFloat16 || C.scalar_type() != at::kBFloat16 || Bm.scalar_type() != at::kBFloat16 ||
+      dt.scalar_type() != at::kFloat || g.scalar_type() != at::kFloat || D.scalar_type() != at::kFloat)
+    return false;
+  if (x.dim() != 4 || C.dim() != 4 || Bm.dim() != 4 || dt.dim() != 3 || g.dim() != 4 || D.dim() != 1) return false;
+  const int64_t B = x.size(0), H = x.size(1), T = x.size(2), P = x.size(3), N = C.size(3);
+  if (C.sizes() != Bm.sizes() || C.size(0) != B || C.size(1) != H || C.size(2) != T || dt.size(0) != B ||
+      dt.size(1) != H || dt.size(2) != T || g.size(0) != B || g.size(1) != H || g.size(2) != T || g.size(3) != 1 ||
+      D.size(0) != H || !D.is_contiguous())
+    return false;
+  if ((N != 64 && N != 128) || (P != 64 && P != 128) || T < 1 || B * H > 65535 || T > (int64_t(1) << 30)) return false;
+  // bf16 read 4 (x: 2 in the epilogue) elements at a time: 8-byte aligned rows.
+  for (const at::Tensor* t : {&x, &C, &Bm}) {
+    if (t->stride(3) != 1 || reinterpret_cast<uintptr_t>(t->data_ptr()) % 8 != 0) return false;
+    for (int d = 0; d < 3; ++d)
+      if (t->stride(d) % 4 != 0) return false;
+  }
+  return at::cuda::getDeviceProperties(x.device().index())->major >= 8;
+}
+
+at::Tensor ssd_chunked_cuda(const at::Tensor& x, const at::Tensor& dt, const at::Tensor& C, const at::Tensor& Bm,
+                            const at::Tensor& g, const at::Tensor& D, at::Tensor& state) {
+  if (!ssd_cuda_supports(x, dt, C, Bm, g, D))
+    throw Error(c10::str("ssd_chunked_cuda: unsupported arguments x ", x.sizes(), " dt ", dt.sizes(), " C ", C.sizes(),
+                         " B ", Bm.sizes(), " g ", g.sizes(), " D ", D.sizes(),
+                         " (bf16 x, C, B with 8-byte aligned rows; fp32 dt, g, D; N and P in {64, 128}; sm_80+)"));
+  const c10::cuda::CUDAGuard guard(x.device());
+  const int64_t B = x.size(0), H = x.size(1), T = x.size(2), P = x.size(3), N = C.size(3);
+  at::Tensor y = at::empty({B, T, H, P}, x.options());
+  GlaParams p{};
+  fill_params(p, C, Bm, x, g, 1.0);
+  p.dt = dt.data_ptr<float>();
+  for (int d = 0; d < 3; ++d) p.sdt[d] = dt.stride(d);
+  p.D = D.data_ptr<float>();
+  p.y = reinterpret_cast<bf16*>(y.data_ptr<at::BFloat16>());
+  p.sy[0] = y.stride(0);
+  p.sy[1] = y.stride(2);
+  p.sy[2] = y.stride(1);
+  run_chunked(p, B, H, T, N, P, /*per_key=*/false, /*ssd=*/true, state, x, "ssd_chunked_cuda");
+  return y;
+}
+
+namespace testing {
+void set_gla_state_groups(int groups) { state_groups_override = groups; }
+}  // namespace testing
 
 at::Tensor gla_step_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                          double scale, at::Tensor& state) {

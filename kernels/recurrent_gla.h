@@ -27,11 +27,31 @@ namespace kernels {
 // Whether the kernels below take these arguments (see the dispatch rule above).
 bool gla_cuda_supports(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g);
 
-// Chunked prefill, T >= 1 (chunks of 64 tokens: one pass over chunks per (b, h, 64x64 state
-// tile) for the chunk start states, then one CTA per (chunk, b, h) for the outputs).
+// Chunked prefill, T >= 1 (chunks of 64 tokens: a pass over chunks per (b, h, 64x64 state
+// tile) for the chunk start states, from 16 chunks on split into groups that run side by side
+// and are joined by an elementwise combine; then one CTA per (chunk, b, h) for the outputs).
 // `state` is replaced by a new tensor holding the final state.
 at::Tensor gla_chunked_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                             double scale, at::Tensor& state);
+
+// Mamba-2's SSD on the same kernels in the form of mamba_ssm's chunk scan (the model's GPU
+// path): the inputs as the conv and dt give them, no fp32 copies. x [B, H, T, P] bf16 (a view
+// of the conv output: any strides, last dim contiguous, 8-byte aligned rows), dt [B, H, T] fp32
+// (any strides), C, Bm [B, H, T, N] bf16 (stride 0 over heads is read in place), g = dt * A
+// [B, H, T, 1] fp32, D [H] fp32. The scan is gla_chunked_cuda's with q = C, k = Bm, v = x * dt
+// (x * dt in fp32, rounded to bf16 where it is staged: the same v as that call on x * dt) and
+// scale 1; returns y = S^T C + D x (fp32: the scan's sum, then + x * D) rounded to bf16, as
+// [B, T, H, P] contiguous. N and P in {64, 128}. `state` as gla_chunked_cuda's.
+bool ssd_cuda_supports(const at::Tensor& x, const at::Tensor& dt, const at::Tensor& C, const at::Tensor& Bm,
+                       const at::Tensor& g, const at::Tensor& D);
+at::Tensor ssd_chunked_cuda(const at::Tensor& x, const at::Tensor& dt, const at::Tensor& C, const at::Tensor& Bm,
+                            const at::Tensor& g, const at::Tensor& D, at::Tensor& state);
+
+namespace testing {
+// Groups of the state pass: 0 = the automatic choice, 1 = one sequential pass, n = n groups
+// (at most one per chunk). For tests and A/B timings.
+void set_gla_state_groups(int groups);
+}  // namespace testing
 
 // One step (T == 1), fully fp32, updating `state` in place (allocated as zeros when undefined;
 // a non-contiguous state is updated through a contiguous copy). No host sync, no allocation

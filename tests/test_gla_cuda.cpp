@@ -238,9 +238,21 @@ TEST_CASE("gla cuda: Mamba-2 760M shapes (scalar gate, q/k expanded over heads)"
     check_close("mamba2 T=" + std::to_string(T) + " state", s_kernel, s_exact);
     if (T == 4096) {
       const double ms = time_ms([&] { at::Tensor s = s0; kn::gla_chunked_cuda(Cm, Bm, v, g, 1.0, s); }, 20);
+      kn::testing::set_gla_state_groups(1);
+      const double ms_seq = time_ms([&] { at::Tensor s = s0; kn::gla_chunked_cuda(Cm, Bm, v, g, 1.0, s); }, 20);
+      kn::testing::set_gla_state_groups(0);
+      at::Tensor xb = xs.to(at::kBFloat16), cb = conv.to(at::kBFloat16);
+      at::Tensor Cb = cb.narrow(-1, 8 + N, N).unsqueeze(1).expand({B, H, T, N});
+      at::Tensor Bb = cb.narrow(-1, 8, N).unsqueeze(1).expand({B, H, T, N});
+      at::Tensor D = at::ones({H}, cuda);
+      const double ms_ssd = time_ms(
+          [&] { at::Tensor s = s0; kn::ssd_chunked_cuda(xb.permute({0, 2, 1, 3}), dt.permute({0, 2, 1}), Cb, Bb, g, D, s); },
+          20);
       const double ms_exact =
           time_ms([&] { at::Tensor s = s0; rec::gated_linear_attention(Cm, Bm, v, g, 1.0, s); }, 2);
-      MESSAGE("mamba2 760M layer call T=4096: kernel " << ms << " ms, exact ATen " << ms_exact << " ms");
+      MESSAGE("mamba2 760M layer call T=4096: kernel " << ms << " ms (one sequential state pass " << ms_seq
+                                                       << " ms; SSD form " << ms_ssd << " ms), exact ATen " << ms_exact
+                                                       << " ms");
     }
   }
 }
@@ -272,9 +284,121 @@ TEST_CASE("gla cuda: HGRN2 760M shapes (per-key gate)") {
     check_close("hgrn2 T=" + std::to_string(T) + " state", s_kernel, s_exact);
     if (T == 4096) {
       const double ms = time_ms([&] { at::Tensor s = s0; kn::gla_chunked_cuda(q, k, v, g, scale, s); }, 20);
+      kn::testing::set_gla_state_groups(1);
+      const double ms_seq = time_ms([&] { at::Tensor s = s0; kn::gla_chunked_cuda(q, k, v, g, scale, s); }, 20);
+      kn::testing::set_gla_state_groups(0);
       const double ms_exact = time_ms([&] { at::Tensor s = s0; rec::gated_linear_attention(q, k, v, g, scale, s); }, 2);
-      MESSAGE("hgrn2 760M layer call T=4096: kernel " << ms << " ms, exact ATen " << ms_exact << " ms");
+      MESSAGE("hgrn2 760M layer call T=4096: kernel " << ms << " ms (one sequential state pass " << ms_seq
+                                                      << " ms), exact ATen " << ms_exact << " ms");
     }
+  }
+}
+
+TEST_CASE("gla cuda: the group-parallel state pass equals the sequential one") {
+  if (!have_cuda()) {
+    MESSAGE("no CUDA");
+    return;
+  }
+  // Groups change only the state pass's fp32 sum order (a group's start state is exp(decay) *
+  // the previous start + its end state from zero) and round the chunk start states to bf16 once
+  // more (the group's part from zero, then the sum): within the tolerances against the exact
+  // form, and close to the one sequential pass. Uneven groups (NT = 29 in 5, 4 and 29 groups).
+  // Weak decays (g in [-0.05, 0]: a chunk keeps ~1/3 of its start state), so that each group's
+  // start state matters to its outputs (with the other tests' strong decays it would not).
+  struct Restore {
+    ~Restore() { kn::testing::set_gla_state_groups(0); }
+  } restore;
+  for (bool per_key : {true, false}) {
+    Inputs in = make_inputs(2, 3, 1850, 128, 64, per_key, -0.02, 41);
+    Gpu x = to_gpu(in);
+    at::Tensor s_exact = in.s0.cuda();
+    at::Tensor ref = rec::gated_linear_attention(x.q, x.k, x.v, x.g, 0.5, s_exact, rec::ScanImpl::kExact);
+    kn::testing::set_gla_state_groups(1);
+    at::Tensor s_seq = in.s0.cuda();
+    at::Tensor seq = kn::gla_chunked_cuda(x.q, x.k, x.v, x.g, 0.5, s_seq);
+    for (int groups : {5, 4, 29, 0}) {
+      kn::testing::set_gla_state_groups(groups);
+      poison_allocator();
+      at::Tensor s_grp = in.s0.cuda();
+      at::Tensor out = kn::gla_chunked_cuda(x.q, x.k, x.v, x.g, 0.5, s_grp);
+      const std::string name = std::string(per_key ? "per-key" : "scalar") + " groups " + std::to_string(groups);
+      check_close(name + " out vs exact", out, ref);
+      check_close(name + " state vs exact", s_grp, s_exact);
+      check_close(name + " out vs sequential", out, seq);
+      check_close(name + " state vs sequential", s_grp, s_seq, 1e-5, 1e-5);  // fp32 throughout
+      if (groups != 1) CHECK_FALSE(at::equal(out, seq));  // the groups did run (and mattered)
+    }
+  }
+}
+
+TEST_CASE("gla cuda: state pass groups at the 760M shapes, T=4096 (timings reported, not gated)") {
+  if (!have_cuda()) {
+    MESSAGE("no CUDA");
+    return;
+  }
+  struct Restore {
+    ~Restore() { kn::testing::set_gla_state_groups(0); }
+  } restore;
+  auto cuda = at::TensorOptions().device(at::kCUDA);
+  const int64_t T = 4096;
+  // Mamba-2 (SSD form): H = 48, N = 128, P = 64; HGRN2: H = 12, K = V = 128, per-key gate.
+  const int64_t H = 48, N = 128, P = 64, conv_dim = H * P + 2 * N;
+  at::Tensor conv = at::randn({1, T, conv_dim}, cuda).to(at::kBFloat16);
+  auto heads = [&](const at::Tensor& m) { return m.unsqueeze(1).expand({1, H, T, N}); };
+  at::Tensor xh = conv.narrow(-1, 0, H * P).view({1, T, H, P}).permute({0, 2, 1, 3});
+  at::Tensor Bm = heads(conv.narrow(-1, H * P, N)), Cm = heads(conv.narrow(-1, H * P + N, N));
+  at::Tensor dt = at::softplus(at::randn({1, T, H}, cuda) - 1.0);
+  at::Tensor g = (dt * -at::exp(at::rand({H}, cuda) * 2.8)).permute({0, 2, 1}).unsqueeze(-1);
+  at::Tensor D = at::ones({H}, cuda), s0 = at::randn({1, H, N, P}, cuda);
+  Inputs hg = make_inputs(1, 12, T, 128, 128, true, -0.5, 61);
+  Gpu x = to_gpu(hg);
+  at::Tensor s1 = hg.s0.cuda();
+  std::string line_m = "mamba2 SSD ms by groups:", line_h = "hgrn2 ms by groups:";
+  for (int groups : {1, 2, 3, 4, 5, 6, 8, 11, 16, 0}) {
+    kn::testing::set_gla_state_groups(groups);
+    const double ms = time_ms([&] { at::Tensor s = s0; kn::ssd_chunked_cuda(xh, dt.permute({0, 2, 1}), Cm, Bm, g, D, s); }, 20);
+    const double mh = time_ms([&] { at::Tensor s = s1; kn::gla_chunked_cuda(x.q, x.k, x.v, x.g, 0.1, s); }, 20);
+    line_m += " " + std::to_string(groups) + ":" + std::to_string(ms).substr(0, 5);
+    line_h += " " + std::to_string(groups) + ":" + std::to_string(mh).substr(0, 5);
+  }
+  MESSAGE(line_m);
+  MESSAGE(line_h);
+}
+
+TEST_CASE("gla cuda: the SSD form equals the GLA form on x * dt plus the D skip, to the bit") {
+  if (!have_cuda()) {
+    MESSAGE("no CUDA");
+    return;
+  }
+  // ssd_chunked_cuda reads the conv output (bf16) in place and forms v = x * dt as the model's
+  // ATen product does; y = sum + x * D rounded to bf16 is the model's (y + xs * D).to(bf16).
+  const int64_t B = 1, H = 48, N = 128, P = 64, conv_dim = H * P + 2 * N;
+  for (int64_t T : {4096, 1000, 77}) {
+    at::manual_seed(51 + T);
+    auto cuda = at::TensorOptions().device(at::kCUDA);
+    at::Tensor conv = at::randn({B, T, conv_dim}, cuda).to(at::kBFloat16);
+    at::Tensor xs = conv.narrow(-1, 0, H * P).view({B, T, H, P});
+    at::Tensor Bc = conv.narrow(-1, H * P, N), Cc = conv.narrow(-1, H * P + N, N);
+    auto heads = [&](const at::Tensor& m) { return m.unsqueeze(1).expand({B, H, T, N}); };
+    at::Tensor dt = at::softplus(at::randn({B, T, H}, cuda) - 1.0);
+    at::Tensor A = -at::exp(at::rand({H}, cuda) * 2.8);
+    at::Tensor D = at::randn({H}, cuda);
+    at::Tensor g = (dt * A).permute({0, 2, 1}).unsqueeze(-1);
+    at::Tensor xh = xs.permute({0, 2, 1, 3}), dth = dt.permute({0, 2, 1});
+    REQUIRE(kn::ssd_cuda_supports(xh, dth, heads(Cc), heads(Bc), g, D));
+    CHECK_FALSE(kn::ssd_cuda_supports(xh.to(at::kFloat), dth, heads(Cc), heads(Bc), g, D));
+    at::Tensor s0 = at::randn({B, H, N, P}, cuda);
+    at::Tensor s_ssd = s0.clone(), s_gla = s0.clone();
+    poison_allocator();
+    at::Tensor y = kn::ssd_chunked_cuda(xh, dth, heads(Cc), heads(Bc), g, D, s_ssd);
+    at::Tensor xf = xs.to(at::kFloat);
+    at::Tensor v = (xf * dt.unsqueeze(-1)).permute({0, 2, 1, 3});
+    at::Tensor o = kn::gla_chunked_cuda(heads(Cc.to(at::kFloat)), heads(Bc.to(at::kFloat)), v, g, 1.0, s_gla);
+    at::Tensor ref = (o.permute({0, 2, 1, 3}) + xf * D.view({H, 1})).to(at::kBFloat16);
+    REQUIRE(y.sizes() == ref.sizes());
+    MESSAGE("ssd T=" << T << ": max |y - ref| " << (y.to(at::kFloat) - ref.to(at::kFloat)).abs().max().item<double>());
+    CHECK(at::equal(y, ref));
+    CHECK(at::equal(s_ssd, s_gla));
   }
 }
 
