@@ -74,9 +74,9 @@ __device__ __forceinline__ void store_vec(T* p, const float* v) {
 }
 
 struct NormParams {
-  const float* y;
+  const void* y;             // fp32, or bf16 (the SSD kernel's y, D skip included)
   int64_t y_sb, y_sh, y_st;  // element strides of y [B, H, T, P]
-  const float* xs;
+  const float* xs;           // null: y includes the D skip
   int64_t x_sb, x_st;        // of xs [B, T, E]
   const float* D;            // [H]
   const void* z;
@@ -87,14 +87,14 @@ struct NormParams {
   float inv_n, eps;
 };
 
-template <typename Tz, typename Tout, int V>
+template <typename Ty, typename Tz, typename Tout, int V>
 __global__ void __launch_bounds__(kMaxThreads) gated_norm_kernel(const NormParams p) {
   extern __shared__ float sm[];  // [nchunks] chunk sums of squares, then [groups] rstd
   float* part = sm;
   float* rstd = sm + p.nchunks;
   const int row = blockIdx.x, b = row / p.T, t = row - b * p.T;
-  const float* yr = p.y + b * p.y_sb + t * p.y_st;
-  const float* xr = p.xs + b * p.x_sb + t * p.x_st;
+  const Ty* yr = static_cast<const Ty*>(p.y) + b * p.y_sb + t * p.y_st;
+  const float* xr = p.xs ? p.xs + b * p.x_sb + t * p.x_st : nullptr;
   const Tz* zr = static_cast<const Tz*>(p.z) + b * p.z_sb + t * p.z_st;
 
   float g[kMaxItems][V];
@@ -105,13 +105,13 @@ __global__ void __launch_bounds__(kMaxThreads) gated_norm_kernel(const NormParam
       const int e0 = c * V, h = e0 / p.P, q = e0 - h * p.P;
       float yv[V], xv[V], zv[V];
       load_vec<V>(yr + h * p.y_sh + q, yv);
-      load_vec<V>(xr + e0, xv);
+      if (xr) load_vec<V>(xr + e0, xv);
       load_vec<V>(zr + e0, zv);
-      const float d = p.D[h];
+      const float d = xr ? p.D[h] : 0.f;
       float ss = 0.f;
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        const float u = __fadd_rn(yv[e], __fmul_rn(xv[e], d));                 // y + xs * D
+        const float u = xr ? __fadd_rn(yv[e], __fmul_rn(xv[e], d)) : yv[e];   // y + xs * D
         const float s = __fdiv_rn(zv[e], __fadd_rn(1.f, expf(-zv[e])));        // silu(z), as ATen
         g[k][e] = __fmul_rn(u, s);
         ss = __fadd_rn(ss, __fmul_rn(g[k][e], g[k][e]));
@@ -157,9 +157,9 @@ __global__ void __launch_bounds__(kMaxThreads) gated_norm_kernel(const NormParam
 int chunk_width(const at::Tensor& y, const at::Tensor& xs, const at::Tensor& z, const at::Tensor& weight,
                 int64_t group) {
   const int64_t P = y.size(3);
+  const bool x_ok = !xs.defined() || (xs.stride(0) % 4 == 0 && xs.stride(1) % 4 == 0 && aligned(xs.data_ptr(), 16));
   const bool ok = P % 4 == 0 && group % 4 == 0 && y.stride(0) % 4 == 0 && y.stride(1) % 4 == 0 &&
-                  y.stride(2) % 4 == 0 && aligned(y.data_ptr(), 16) && xs.stride(0) % 4 == 0 &&
-                  xs.stride(1) % 4 == 0 && aligned(xs.data_ptr(), 16) && z.stride(0) % 4 == 0 &&
+                  y.stride(2) % 4 == 0 && aligned(y.data_ptr(), 4 * y.element_size()) && x_ok && z.stride(0) % 4 == 0 &&
                   z.stride(1) % 4 == 0 && aligned(z.data_ptr(), 4 * z.element_size()) &&
                   aligned(weight.data_ptr(), 16);
   return ok ? 4 : 1;
@@ -169,13 +169,15 @@ int chunk_width(const at::Tensor& y, const at::Tensor& xs, const at::Tensor& z, 
 
 bool mamba2_gated_norm_supports(const at::Tensor& y, const at::Tensor& xs, const at::Tensor& D, const at::Tensor& z,
                                 const at::Tensor& weight, int64_t n_groups, at::ScalarType out_dtype) {
-  if (!y.defined() || !xs.defined() || !D.defined() || !z.defined() || !weight.defined()) return false;
-  if (!y.is_cuda() || y.dim() != 4 || y.scalar_type() != at::kFloat || y.stride(3) != 1) return false;
+  if (!y.defined() || !D.defined() || !z.defined() || !weight.defined()) return false;
+  if (!y.is_cuda() || y.dim() != 4 || y.stride(3) != 1) return false;
+  // fp32 y with the D skip to add (xs), or the SSD kernel's bf16 y with it included (no xs).
+  if (xs.defined() ? y.scalar_type() != at::kFloat : y.scalar_type() != at::kBFloat16) return false;
   const auto dev = y.device();
   const int64_t B = y.size(0), H = y.size(1), T = y.size(2), P = y.size(3), E = H * P;
   if (B < 1 || H < 1 || T < 1 || P < 1 || B * T > INT32_MAX || E > INT32_MAX) return false;
-  if (xs.device() != dev || xs.scalar_type() != at::kFloat || xs.dim() != 4 || xs.size(0) != B || xs.size(1) != T ||
-      xs.size(2) != H || xs.size(3) != P || xs.stride(3) != 1 || xs.stride(2) != P)
+  if (xs.defined() && (xs.device() != dev || xs.scalar_type() != at::kFloat || xs.dim() != 4 || xs.size(0) != B ||
+                      xs.size(1) != T || xs.size(2) != H || xs.size(3) != P || xs.stride(3) != 1 || xs.stride(2) != P))
     return false;
   if (D.device() != dev || D.scalar_type() != at::kFloat || D.dim() != 1 || D.size(0) != H || !D.is_contiguous())
     return false;
@@ -208,13 +210,15 @@ at::Tensor mamba2_gated_norm(const at::Tensor& y, const at::Tensor& xs, const at
   const int threads = static_cast<int>(std::min<int64_t>(kMaxThreads, ((nchunks + items - 1) / items + 31) / 32 * 32));
 
   NormParams p{};
-  p.y = y.data_ptr<float>();
+  p.y = y.data_ptr();
   p.y_sb = y.stride(0);
   p.y_sh = y.stride(1);
   p.y_st = y.stride(2);
-  p.xs = xs.data_ptr<float>();
-  p.x_sb = xs.stride(0);
-  p.x_st = xs.stride(1);
+  if (xs.defined()) {
+    p.xs = xs.data_ptr<float>();
+    p.x_sb = xs.stride(0);
+    p.x_st = xs.stride(1);
+  }
   p.D = D.data_ptr<float>();
   p.z = z.data_ptr();
   p.z_sb = z.stride(0);
@@ -234,10 +238,15 @@ at::Tensor mamba2_gated_norm(const at::Tensor& y, const at::Tensor& xs, const at
     using Tz = typename decltype(tz)::type;
     with_type(out_dtype, [&](auto to) {
       using Tout = typename decltype(to)::type;
-      if (V == 4)
-        gated_norm_kernel<Tz, Tout, 4><<<static_cast<unsigned>(B * T), threads, smem, stream>>>(p);
-      else
-        gated_norm_kernel<Tz, Tout, 1><<<static_cast<unsigned>(B * T), threads, smem, stream>>>(p);
+      auto launch = [&](auto ty) {
+        using Ty = typename decltype(ty)::type;
+        if (V == 4)
+          gated_norm_kernel<Ty, Tz, Tout, 4><<<static_cast<unsigned>(B * T), threads, smem, stream>>>(p);
+        else
+          gated_norm_kernel<Ty, Tz, Tout, 1><<<static_cast<unsigned>(B * T), threads, smem, stream>>>(p);
+      };
+      if (xs.defined()) launch(Tag<float>{});
+      else launch(Tag<bf16>{});
     });
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();

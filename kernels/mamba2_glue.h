@@ -24,6 +24,7 @@ namespace foxeval {
 
 // y [B, H, T, P] fp32 with the last dim contiguous (any other strides: the scan's output);
 // xs [B, T, H, P] fp32 with stride(3) == 1 and stride(2) == P (a view of the conv output);
+// or xs undefined and y bf16 (ssd_chunked_cuda's output, the D skip included: u = y);
 // D [H] fp32 contiguous; z [B, T, H*P] fp32/bf16/fp16 with the last dim contiguous; weight
 // [H*P] fp32 contiguous; n_groups dividing H*P; out_dtype fp32/bf16/fp16; all on one device.
 bool mamba2_gated_norm_supports(const at::Tensor& y, const at::Tensor& xs, const at::Tensor& D, const at::Tensor& z,

@@ -44,7 +44,8 @@ constexpr int kChunk = 64;  // tokens per chunk (fla's BT)
 constexpr int kLdA = 72;    // padded row of a 64-wide bf16 tile (Aqk, inverse, u^T)
 
 struct DeltaArgs {
-  const float *q, *k, *v, *beta;
+  const void *q, *k, *v;  // fp32 or bf16 (one dtype for the three: the prep kernel's Tin)
+  const float* beta;
   int64_t qs[3], ks[3], vs[3], bs[3];  // b, h, t strides (the last dim is contiguous)
   int H, T, V, NT;
   float scale;
@@ -58,6 +59,9 @@ struct DeltaArgs {
 __host__ __device__ constexpr int64_t block_elems(int K, int V) { return 3 * kChunk * K + kChunk * kChunk + V * kChunk; }
 
 __device__ __forceinline__ float bf16_round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+
+__device__ __forceinline__ float to_f32(float x) { return x; }
+__device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
 
 // Two floats as a bf16x2 register (lo in the low half: the smaller column index of a fragment).
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) { return fa::TypeTraits<bf16>::pack(lo, hi); }
@@ -127,7 +131,8 @@ __host__ __device__ constexpr int prep_smem_bytes(int K, int V) {
   return (3 * kChunk * (K + 8) + kChunk * (V + 8) + kChunk * kLdA) * 2 + (kChunk * kChunk + kChunk) * 4;
 }
 
-template <int K>
+// Tin: the dtype of q, k, v (fp32, or bf16 whose values the rounding below leaves as they are).
+template <int K, typename Tin>
 __global__ void __launch_bounds__(128) delta_prep_kernel(DeltaArgs a) {
 #ifdef FOXEVAL_DELTA_SM80
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -150,13 +155,13 @@ __global__ void __launch_bounds__(128) delta_prep_kernel(DeltaArgs a) {
   }
   __syncthreads();
   {
-    const float* qb = a.q + b * a.qs[0] + h * a.qs[1];
-    const float* kb = a.k + b * a.ks[0] + h * a.ks[1];
-    const float* vb = a.v + b * a.vs[0] + h * a.vs[1];
+    const Tin* qb = static_cast<const Tin*>(a.q) + b * a.qs[0] + h * a.qs[1];
+    const Tin* kb = static_cast<const Tin*>(a.k) + b * a.ks[0] + h * a.ks[1];
+    const Tin* vb = static_cast<const Tin*>(a.v) + b * a.vs[0] + h * a.vs[1];
     for (int i = tid; i < kChunk * K; i += 128) {
       const int r = i / K, d = i % K, t = t0 + r;
       float kv = 0.f, qv = 0.f;
-      if (t < a.T) kv = kb[t * a.ks[2] + d], qv = qb[t * a.qs[2] + d];
+      if (t < a.T) kv = to_f32(kb[t * a.ks[2] + d]), qv = to_f32(qb[t * a.qs[2] + d]);
       const float kr = bf16_round(kv);
       k_s[r * LDK + d] = __float2bfloat16_rn(kr);
       kb_s[r * LDK + d] = __float2bfloat16_rn(kr * beta_s[r]);
@@ -164,7 +169,7 @@ __global__ void __launch_bounds__(128) delta_prep_kernel(DeltaArgs a) {
     }
     for (int i = tid; i < kChunk * V; i += 128) {
       const int r = i / V, d = i % V, t = t0 + r;
-      const float vv = t < a.T ? vb[t * a.vs[2] + d] : 0.f;
+      const float vv = t < a.T ? to_f32(vb[t * a.vs[2] + d]) : 0.f;
       vb_s[r * LDV + d] = __float2bfloat16_rn(bf16_round(vv) * beta_s[r]);
     }
   }
@@ -520,9 +525,12 @@ void launch_with_smem(Kernel kernel, dim3 grid, dim3 block, int smem, const Delt
 }
 
 template <int K>
-void run_chunked(const DeltaArgs& args, int64_t BH, int sm_count) {
+void run_chunked(const DeltaArgs& args, int64_t BH, int sm_count, bool bf16_in) {
   const int V = args.V;
-  launch_with_smem(delta_prep_kernel<K>, dim3(args.NT, BH), dim3(128), prep_smem_bytes(K, V), args);
+  if (bf16_in)
+    launch_with_smem(delta_prep_kernel<K, bf16>, dim3(args.NT, BH), dim3(128), prep_smem_bytes(K, V), args);
+  else
+    launch_with_smem(delta_prep_kernel<K, float>, dim3(args.NT, BH), dim3(128), prep_smem_bytes(K, V), args);
   // 2 warps (32 value columns) per CTA unless that already gives two CTAs per SM.
   if (V % 64 == 0 && BH * (V / 32) >= 2 * sm_count)
     launch_with_smem(delta_scan_kernel<K, 4>, dim3(V / 64, BH), dim3(128), scan_smem_bytes(K, 4), args);
@@ -535,8 +543,9 @@ void run_chunked(const DeltaArgs& args, int64_t BH, int sm_count) {
 bool delta_rule_cuda_supports(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta) {
   if (!q.defined() || !k.defined() || !v.defined() || !beta.defined()) return false;
   if (!q.is_cuda() || k.device() != q.device() || v.device() != q.device() || beta.device() != q.device()) return false;
-  for (const at::Tensor* t : {&q, &k, &v, &beta})
-    if (t->scalar_type() != at::kFloat) return false;
+  if (beta.scalar_type() != at::kFloat || (q.scalar_type() != at::kFloat && q.scalar_type() != at::kBFloat16))
+    return false;
+  if (k.scalar_type() != q.scalar_type() || v.scalar_type() != q.scalar_type()) return false;
   if (q.dim() != 4 || k.sizes() != q.sizes() || v.dim() != 4 || beta.dim() != 3) return false;
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
   if (v.size(0) != B || v.size(1) != H || v.size(2) != T || beta.size(0) != B || beta.size(1) != H || beta.size(2) != T)
@@ -562,10 +571,11 @@ at::Tensor delta_rule_chunked_cuda(const at::Tensor& q, const at::Tensor& k, con
   const int64_t NT = (T + kChunk - 1) / kChunk;
   at::Tensor work = at::empty({B * H * NT * block_elems(static_cast<int>(K), static_cast<int>(V))},
                               q.options().dtype(at::kBFloat16));
-  at::Tensor out = at::empty({B, H, T, V}, q.options());
-  at::Tensor state_out = at::empty({B, H, K, V}, q.options());
+  const auto f32 = q.options().dtype(at::kFloat);
+  at::Tensor out = at::empty({B, H, T, V}, f32);
+  at::Tensor state_out = at::empty({B, H, K, V}, f32);
   DeltaArgs args{};
-  args.q = q.data_ptr<float>(), args.k = k.data_ptr<float>(), args.v = v.data_ptr<float>();
+  args.q = q.data_ptr(), args.k = k.data_ptr(), args.v = v.data_ptr();
   args.beta = beta.data_ptr<float>();
   for (int i = 0; i < 3; ++i) {
     args.qs[i] = q.stride(i), args.ks[i] = k.stride(i), args.vs[i] = v.stride(i), args.bs[i] = beta.stride(i);
@@ -580,16 +590,17 @@ at::Tensor delta_rule_chunked_cuda(const at::Tensor& q, const at::Tensor& k, con
     for (int i = 0; i < 4; ++i) args.ss[i] = state.stride(i);
   args.state_out = state_out.data_ptr<float>();
   const int sms = at::cuda::getDeviceProperties(q.get_device())->multiProcessorCount;
-  if (K == 64) run_chunked<64>(args, B * H, sms);
-  else run_chunked<128>(args, B * H, sms);
+  const bool bf16_in = q.scalar_type() == at::kBFloat16;
+  if (K == 64) run_chunked<64>(args, B * H, sms, bf16_in);
+  else run_chunked<128>(args, B * H, sms, bf16_in);
   state = state_out;
   return out;
 }
 
 at::Tensor delta_rule_step_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
                                 double scale, at::Tensor& state) {
-  if (!delta_rule_cuda_supports(q, k, v, beta) || q.size(2) != 1)
-    throw Error("delta_rule_step_cuda: unsupported arguments (T must be 1; see delta_rule_cuda_supports)");
+  if (!delta_rule_cuda_supports(q, k, v, beta) || q.size(2) != 1 || q.scalar_type() != at::kFloat)
+    throw Error("delta_rule_step_cuda: unsupported arguments (T must be 1, q, k, v fp32; see delta_rule_cuda_supports)");
   const int64_t B = q.size(0), H = q.size(1), K = q.size(3), V = v.size(3);
   check_state(state, q, V, "delta_rule_step_cuda");
   const c10::cuda::CUDAGuard guard(q.device());

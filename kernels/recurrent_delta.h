@@ -1,8 +1,10 @@
 // Fused CUDA kernels for the delta rule (DeltaNet), the kKernel branch of recurrent::delta_rule:
 //   S_t = S_{t-1} + beta_t k_t (v_t - S_{t-1}^T k_t)^T,   o_t = scale * S_t^T q_t
-// q, k [B, H, T, K]; v [B, H, T, V]; beta [B, H, T]; all fp32 with any strides whose last dim
-// (of q, k, v) is contiguous. state [B, H, K, V] fp32: the initial state (zeros when undefined),
-// replaced by the final one. Returns fp32 [B, H, T, V] (contiguous).
+// q, k [B, H, T, K]; v [B, H, T, V]; beta [B, H, T]; fp32 (q, k, v may be bf16 instead, all
+// three, for the chunked form: the values the kernels round them to anyway, read at half the
+// traffic) with any strides whose last dim (of q, k, v) is contiguous. state [B, H, K, V] fp32:
+// the initial state (zeros when undefined), replaced by the final one. Returns fp32
+// [B, H, T, V] (contiguous).
 //
 // Precision: that of fla's chunk_delta_rule (commit 1c5937e), which reads bf16: q, k, v are
 // rounded to bf16 (q after the scale), products run on tensor cores from bf16 operands with fp32
@@ -12,7 +14,8 @@
 // decode is fp32 inside).
 //
 // Dispatch rule (documented, not a silent fallback): delta_rule_cuda_supports() is false for
-// tensors not on a CUDA device of compute capability >= 8.0, non-fp32 inputs, K not in {64, 128},
+// tensors not on a CUDA device of compute capability >= 8.0, inputs other than fp32 (or bf16 q,
+// k, v with fp32 beta: the step kernel takes fp32 only), K not in {64, 128},
 // V not a multiple of 32 in [32, 256], or a last dim that is not contiguous; recurrent::delta_rule
 // then runs its exact fp32 ATen form (e.g. for the tiny test fixtures, K = V = 16 or 32).
 #pragma once

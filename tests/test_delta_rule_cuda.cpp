@@ -140,6 +140,16 @@ TEST_CASE("delta rule cuda: DeltaNet 760M shape (H=12, K=V=128) against the exac
     at::Tensor via = recurrent::delta_rule(in.q, in.k, in.v, in.beta, scale, s_dispatch, recurrent::ScanImpl::kKernel);
     CHECK(via.equal(got));
     CHECK(s_dispatch.equal(s_kernel));
+    // bf16 q, k, v (DeltaNet's GPU path) are read as the values fp32 inputs are rounded to: the
+    // same bits; the dispatch casts them to fp32 for the step kernel and the ATen form.
+    const at::Tensor qb = in.q.to(at::kBFloat16), kb = in.k.to(at::kBFloat16), vb = in.v.to(at::kBFloat16);
+    REQUIRE(kernels::delta_rule_cuda_supports(qb, kb, vb, in.beta));
+    CHECK_FALSE(kernels::delta_rule_cuda_supports(qb, in.k, vb, in.beta));  // mixed dtypes
+    at::Tensor s_b = in.state.clone();
+    at::Tensor got_b = kernels::delta_rule_chunked_cuda(qb, kb, vb, in.beta, scale, s_b);
+    CHECK((got_b.scalar_type() == at::kFloat));
+    CHECK(got_b.equal(got));
+    CHECK(s_b.equal(s_kernel));
     if (T == 4096) {
       // Time per layer call (the number the NOTES quote); informative, not asserted.
       at::Tensor s = in.state.clone();

@@ -357,6 +357,19 @@ TEST_CASE("recurrent glue cuda: Mamba-2 gated norm equals the ATen chain") {
     CHECK(e_64 <= e_aten64 + tol);
     CHECK(bf_rel <= 1.0 / 128);  // 1 bf16 ulp: at most 2^-7 relative just above a power of two
     CHECK(frac < 1e-2);
+
+    // The SSD kernel's form: y bf16 [B,T,H,P] with the D skip included, no xs.
+    const int64_t E = s.H * s.P;
+    at::Tensor yb = (in.y.permute({0, 2, 1, 3}) + in.xs * in.D.view({s.H, 1})).to(at::kBFloat16).contiguous();
+    at::Tensor yh = yb.permute({0, 2, 1, 3});
+    REQUIRE(mamba2_gated_norm_supports(yh, at::Tensor(), in.D, in.z, in.w, s.G, at::kFloat));
+    CHECK_FALSE(mamba2_gated_norm_supports(yh.to(at::kFloat), at::Tensor(), in.D, in.z, in.w, s.G, at::kFloat));
+    at::Tensor got_b = mamba2_gated_norm(yh, at::Tensor(), in.D, in.z, in.w, s.G, eps, at::kFloat);
+    at::Tensor ref_b = foxeval::group_rms_norm(yb.to(at::kFloat).reshape({s.B, s.T, E}) * at::silu(in.z.to(at::kFloat)),
+                                               in.w, s.G, eps, at::kFloat);
+    const double e_b = max_rel(got_b, ref_b);
+    MESSAGE(fmt::format("  bf16 y with the D skip: fp32 max rel vs ATen {:.3g}", e_b));
+    CHECK(e_b < tol);
   }
 }
 
