@@ -226,12 +226,14 @@ at::Tensor round_to(const at::Tensor& x, at::ScalarType dtype) {
 }
 
 at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state,
-                         const at::Tensor& real_mask, std::optional<at::ScalarType> silu_through) {
+                         const at::Tensor& real_mask, std::optional<at::ScalarType> silu_through,
+                         at::ScalarType out_dtype) {
   StageTimer timer("conv");
   if (scan_impl(x, x.scalar_type()) == ScanImpl::kKernel) {  // one fused pass, the same bits
     CausalConvSpec spec;
     spec.bias = bias;
     spec.real_mask = real_mask;
+    spec.out_dtype = out_dtype;
     if (silu_through) {
       spec.silu = true;
       spec.round_before = spec.round_after = *silu_through;
@@ -246,7 +248,7 @@ at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at
   for (int64_t j = 0; j < K; ++j) out.add_(xp.narrow(1, j, T) * weight.select(1, j));
   if (state) *state = xp.narrow(1, T, K - 1).clone();
   if (silu_through) out = round_to(at::silu(round_to(out, *silu_through)), *silu_through);
-  return out;
+  return out.to(out_dtype);
 }
 
 at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real_mask,
@@ -314,9 +316,11 @@ at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, cons
 at::Tensor delta_rule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
                       double scale, at::Tensor& state, ScanImpl impl, int64_t chunk) {
   StageTimer timer("delta_rule");
-  if (impl == ScanImpl::kKernel && kernels::delta_rule_cuda_supports(q, k, v, beta))
-    return q.size(2) == 1 ? kernels::delta_rule_step_cuda(q, k, v, beta, scale, state)
-                          : kernels::delta_rule_chunked_cuda(q, k, v, beta, scale, state);
+  const bool kernel = impl == ScanImpl::kKernel && kernels::delta_rule_cuda_supports(q, k, v, beta);
+  if (kernel && q.size(2) > 1) return kernels::delta_rule_chunked_cuda(q, k, v, beta, scale, state);
+  if (q.scalar_type() != at::kFloat)  // bf16 q, k, v: the chunked kernel reads them; the rest is fp32
+    return delta_rule(q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat), beta, scale, state, impl, chunk);
+  if (kernel) return kernels::delta_rule_step_cuda(q, k, v, beta, scale, state);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
   if (!state.defined()) state = at::zeros({B, H, K, V}, q.options());
   if (T == 1) return delta_step(q, k, v, beta, scale, state);

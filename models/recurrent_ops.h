@@ -128,13 +128,16 @@ at::Tensor zero_padding(const at::Tensor& x, const at::Tensor& real_mask);
 // not null it then holds the last K-1 inputs including x (on a GPU the fused kernel of
 // kernels/causal_conv.h updates a defined contiguous state in place; the ATen form replaces it).
 // real_mask [B, T] bool (true = real token): padded inputs read as 0. silu_through: Mamba-2's
-// conv under autocast, round(silu(round(out, dtype)), dtype) (still returned as fp32).
-// Returns fp32 [B, T, C]. Where scan_impl(x, x's dtype) is kKernel (bf16/fp16 x on a GPU, unless
-// FOXEVAL_RECURRENT_IMPL=aten) and causal_conv_cuda_supports() is true, the fused kernel runs;
-// it gives the same bits as the ATen form.
+// conv under autocast, round(silu(round(out, dtype)), dtype).
+// Returns [B, T, C] in out_dtype (fp32 unless asked: with silu_through = out_dtype the values
+// are that dtype's already, so storing them in it loses nothing and halves the traffic). Where
+// scan_impl(x, x's dtype) is kKernel (bf16/fp16 x on a GPU, unless FOXEVAL_RECURRENT_IMPL=aten)
+// and causal_conv_cuda_supports() is true, the fused kernel runs; it gives the same bits as the
+// ATen form.
 at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state,
                          const at::Tensor& real_mask = at::Tensor(),
-                         std::optional<at::ScalarType> silu_through = std::nullopt);
+                         std::optional<at::ScalarType> silu_through = std::nullopt,
+                         at::ScalarType out_dtype = at::kFloat);
 
 // fla's ShortConvolution (HGRN2, DeltaNet): padded positions zeroed first, causal_conv1d without
 // bias, optional SiLU, all in fp32, output in `out_dtype`. `state` as in causal_conv1d (null:
@@ -163,8 +166,9 @@ at::Tensor gated_linear_attention(const at::Tensor& q, const at::Tensor& k, cons
 
 // The delta rule (DeltaNet):
 //   S_t = S_{t-1} + beta_t k_t (v_t - S_{t-1}^T k_t)^T,   o_t = scale * S_t^T q_t
-// q, k [B, H, T, K]; v [B, H, T, V]; beta [B, H, T]; fp32. Chunked with the WY representation
-// (a unit-lower-triangular solve per chunk). `state` [B, H, K, V] as above.
+// q, k [B, H, T, K]; v [B, H, T, V]; beta [B, H, T]; fp32 (q, k, v may be bf16: the chunked
+// CUDA kernel reads them as they are, every other form casts them to fp32 first). Chunked with
+// the WY representation (a unit-lower-triangular solve per chunk). `state` [B, H, K, V] as above.
 at::Tensor delta_rule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
                       double scale, at::Tensor& state, ScanImpl impl = ScanImpl::kExact, int64_t chunk = 64);
 
@@ -185,18 +189,21 @@ at::Tensor add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor
 template <typename Layer, typename Mixer>
 at::Tensor fla_block_stack(const at::Tensor& ids, RecurrentState* state, const at::Tensor& embeddings,
                            const std::vector<Layer>& layers, const at::Tensor& final_norm, double eps,
-                           const at::Device& device, Mixer&& mixer) {
+                           at::ScalarType compute, const at::Device& device, Mixer&& mixer) {
   const int64_t offset = state ? state->consumed : 0;
   at::Tensor real = state ? real_token_mask(state->seq_start, offset, ids.size(1), device) : at::Tensor();
   at::Tensor x = at::embedding(embeddings, ids).contiguous();
   if (layers.empty()) return foxeval::rms_norm(x, final_norm, eps, at::kFloat);
-  at::Tensor h = foxeval::rms_norm(x, layers[0].attn_norm, eps, at::kFloat);
+  // The mixers read h only through their projections, which cast it to the compute dtype: the
+  // norm writes that dtype itself (the same bits, one pass instead of a cast per projection).
+  at::Tensor h = foxeval::rms_norm(x, layers[0].attn_norm, eps, compute);
   for (size_t l = 0; l < layers.size(); ++l) {
     const Layer& w = layers[l];
     std::vector<at::Tensor>* slots = state ? &state->layers[l] : nullptr;
     at::Tensor a = mixer(w, h, real, slots);
     at::Tensor m = swiglu_mlp(add_rms_norm(x, a, w.mlp_norm, eps, a.scalar_type()), w.gate_proj, w.down_proj);
-    h = add_rms_norm(x, m, l + 1 == layers.size() ? final_norm : layers[l + 1].attn_norm, eps, at::kFloat);
+    const bool last = l + 1 == layers.size();
+    h = add_rms_norm(x, m, last ? final_norm : layers[l + 1].attn_norm, eps, last ? at::kFloat : compute);
   }
   if (state) state->consumed += ids.size(1);
   return h;

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "data/errors.h"
+#include "kernels/fused_glue.h"
 #include "models/layers.h"
 #include "models/recurrent_ops.h"
 
@@ -86,7 +87,7 @@ class DeltaNetModel : public recurrent::RecurrentLM {
 
  private:
   at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) override {
-    return recurrent::fla_block_stack(ids, state, embeddings_, layers_, norm_, cfg_.eps, loader_.device,
+    return recurrent::fla_block_stack(ids, state, embeddings_, layers_, norm_, cfg_.eps, loader_.compute, loader_.device,
                                       [&](const Layer& w, const at::Tensor& h, const at::Tensor& real,
                                           std::vector<at::Tensor>* slots) { return attention(w, h, real, slots); });
   }
@@ -98,6 +99,17 @@ class DeltaNetModel : public recurrent::RecurrentLM {
 
   at::Tensor qk_feature(at::Tensor t) {  // [B, T, H, Dk] compute dtype
     const at::ScalarType cd = loader_.compute;
+    if (cfg_.qk_norm == "l2" && cfg_.qk_activation != "relu" && cfg_.qk_activation != "elu" &&
+        recurrent::scan_impl(t, cd) == recurrent::ScanImpl::kKernel) {
+      // One pass instead of ~8 (fla's l2_norm_fn is one Triton kernel too): per head
+      // x * rsqrt(sum(x^2) + 1e-6) = x * rsqrt(mean(x^2) + 1e-6 / Dk) * (1 / sqrt(Dk)), the fused
+      // group RMSNorm with a constant weight; fp32 inside (only the sum order and one rounding of
+      // the weight product differ from the chain below), rounded to cd and kept in it: the
+      // delta-rule kernel reads it as it is.
+      const int64_t B = t.size(0), T = t.size(1), H = t.size(2), Dk = t.size(3);
+      at::Tensor y = fused_group_rms_norm(t.reshape({B, T, H * Dk}), l2_weight_, H, 1e-6 / static_cast<double>(Dk), cd);
+      if (y.defined()) return y.view({B, T, H, Dk});
+    }
     at::Tensor f = t.to(at::kFloat);
     if (cfg_.qk_activation == "relu") f = recurrent::round_to(at::relu(f), cd);
     if (cfg_.qk_activation == "elu") f = recurrent::round_to(at::elu(f) + 1.0, cd);
@@ -124,7 +136,9 @@ class DeltaNetModel : public recurrent::RecurrentLM {
     v = recurrent::zero_padding(v, real);  // left padding: no value written to the state
     at::Tensor qh = qk_feature(q.view({B, T, H, Dk})).transpose(1, 2);
     at::Tensor kh = qk_feature(k.view({B, T, H, Dk})).transpose(1, 2);
-    at::Tensor vh = v.to(at::kFloat).view({B, T, H, Dv}).transpose(1, 2);
+    // On the GPU path (bf16 q and k from qk_feature) v stays bf16 too: recurrent::delta_rule's
+    // chunked kernel reads bf16 q, k, v as they are (the values it would round them to).
+    at::Tensor vh = (qh.scalar_type() == at::kFloat ? v.to(at::kFloat) : v).view({B, T, H, Dv}).transpose(1, 2);
     at::Tensor beta = cfg_.use_beta ? recurrent::round_to(at::sigmoid(foxeval::linear(h, w.b_proj).to(at::kFloat)), cd)
                                     : at::ones({B, T, H}, h.options().dtype(at::kFloat));
     at::Tensor delta_state;
@@ -161,6 +175,8 @@ class DeltaNetModel : public recurrent::RecurrentLM {
       layers_.push_back(std::move(w));
     }
     norm_ = loader_.fp32("model.norm.weight", {D});
+    l2_weight_ = at::full({Kd}, 1.0 / std::sqrt(static_cast<double>(cfg_.head_k_dim)),
+                          at::TensorOptions().dtype(at::kFloat).device(loader_.device));
     lm_head_ = cfg_.tie_word_embeddings ? embeddings_.to(loader_.compute)
                                         : loader_.matmul_weight("lm_head.weight", {cfg_.vocab_size, D});
     info_ = basic_model_info(ckpt, kFamily, D, cfg_.num_layers, cfg_.vocab_size);
@@ -177,6 +193,7 @@ class DeltaNetModel : public recurrent::RecurrentLM {
 
   DeltaNetConfig cfg_;
   at::Tensor embeddings_, norm_;
+  at::Tensor l2_weight_;  // fp32 [key_dim] = 1/sqrt(head_k_dim): qk_feature's fused l2 norm
   std::vector<Layer> layers_;
 };
 

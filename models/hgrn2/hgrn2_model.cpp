@@ -90,7 +90,7 @@ class Hgrn2Model : public recurrent::RecurrentLM {
 
  private:
   at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) override {
-    return recurrent::fla_block_stack(ids, state, embeddings_, layers_, norm_, cfg_.eps, loader_.device,
+    return recurrent::fla_block_stack(ids, state, embeddings_, layers_, norm_, cfg_.eps, loader_.compute, loader_.device,
                                       [&](const Layer& w, const at::Tensor& h, const at::Tensor& real,
                                           std::vector<at::Tensor>* slots) { return attention(w, h, real, slots); });
   }

@@ -4,7 +4,8 @@
 //   S_t = exp(dt_t A) S_{t-1} + dt_t x_t B_t^T;  y_t = S_t C_t + D x_t        (per head)
 //   x += out_proj(RMSNorm(y * silu(z)))
 // Numerics as the official torch path under bf16 autocast: in_proj/conv/out_proj in bf16, the
-// scan, dt and the gated norm in fp32. dt as the mamba_ssm kernels (see mamba2_model.h): the
+// scan, dt and the gated norm in fp32; on a GPU in bf16 as mamba_ssm's kernels (the scan's
+// output y + D x rounded to bf16, see `mixer`). dt as the mamba_ssm kernels (see mamba2_model.h): the
 // official torch path's clamp at time_step_min is only an option (Mamba2Dt::kTorchClamp).
 // The scan is foxeval's exact chunked form, without the official torch path's inter-chunk sum
 // over the wrong chunk axis (its outputs past the first 256 tokens depend on the total length).
@@ -21,6 +22,7 @@
 #include "data/errors.h"
 #include "data/python_json.h"
 #include "kernels/mamba2_glue.h"
+#include "kernels/recurrent_gla.h"
 #include "models/layers.h"
 #include "models/recurrent_ops.h"
 #include "models/stage_timer.h"
@@ -113,13 +115,19 @@ class Mamba2Model : public recurrent::RecurrentLM {
   at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) override {
     const int64_t offset = state ? state->consumed : 0;
     at::Tensor real = state ? recurrent::real_token_mask(state->seq_start, offset, ids.size(1), loader_.device) : at::Tensor();
-    at::Tensor x = at::embedding(embeddings_, ids);  // fp32 residual stream
+    at::Tensor x = at::embedding(embeddings_, ids).contiguous();  // fp32 residual stream
+    if (layers_.empty()) return foxeval::rms_norm(x, norm_f_, cfg_.eps, at::kFloat);
+    // The mixer reads h only through in_proj, which casts it to the compute dtype: the norm
+    // writes that dtype itself (the same bits). The residual add and the next norm are one pass.
+    at::Tensor h = foxeval::rms_norm(x, layers_[0].norm, cfg_.eps, loader_.compute);
     for (int64_t l = 0; l < cfg_.num_layers; ++l) {
       std::vector<at::Tensor>* slots = state ? &state->layers[l] : nullptr;
-      x = x + mixer(layers_[l], foxeval::rms_norm(x, layers_[l].norm, cfg_.eps, at::kFloat), real, slots).to(at::kFloat);
+      const bool last = l + 1 == cfg_.num_layers;
+      h = recurrent::add_rms_norm(x, mixer(layers_[l], h, real, slots), last ? norm_f_ : layers_[l + 1].norm, cfg_.eps,
+                                  last ? at::kFloat : loader_.compute);
     }
     if (state) state->consumed += ids.size(1);
-    return foxeval::rms_norm(x, norm_f_, cfg_.eps, at::kFloat);
+    return h;
   }
 
   at::Tensor mixer(const Layer& w, const at::Tensor& h_in, const at::Tensor& real, std::vector<at::Tensor>* slots) {
@@ -135,35 +143,62 @@ class Mamba2Model : public recurrent::RecurrentLM {
     at::Tensor dt_raw = proj.narrow(-1, E + cfg_.conv_dim, H);
     at::Tensor conv_state;
     at::Tensor* conv_slot = slots ? &(*slots)[kConvState] : &conv_state;
-    // autocast: the conv output is bf16, silu reads and writes bf16; the scan reads .float():
-    // round(silu(round(conv, cd)), cd) in fp32 (one fused pass on a GPU).
-    at::Tensor conv = recurrent::causal_conv1d(xbc, w.conv_weight, w.conv_bias, conv_slot, real, cd);
+    // The GPU path of bf16/fp16 runs follows mamba_ssm's kernels: the conv output stays in the
+    // compute dtype (its values are that dtype's already: nothing lost), the scan reads x, B, C
+    // in place, and y = scan + D x is rounded to the compute dtype before the gated norm (the
+    // chunk scan's bf16 output). The exact path (CPU, fp32, FOXEVAL_RECURRENT_IMPL=aten) keeps
+    // everything from the conv on in fp32.
+    const bool gpu_path = recurrent::scan_impl(proj, cd) == recurrent::ScanImpl::kKernel;
+    // autocast: the conv output is bf16, silu reads and writes bf16: round(silu(round(conv, cd)), cd).
+    at::Tensor conv = recurrent::causal_conv1d(xbc, w.conv_weight, w.conv_bias, conv_slot, real, cd,
+                                               gpu_path ? cd : at::kFloat);
     at::Tensor xs = recurrent::zero_padding(conv.narrow(-1, 0, E), real).view({B, T, H, P});
-    at::Tensor Bm = conv.narrow(-1, E, N).unsqueeze(1).expand({B, H, T, N});
-    at::Tensor Cm = conv.narrow(-1, E + N, N).unsqueeze(1).expand({B, H, T, N});
     at::Tensor dt = time_step(at::softplus(dt_raw.to(at::kFloat) + w.dt_bias));  // [B,T,H]
-    at::Tensor v = (xs * dt.unsqueeze(-1)).permute({0, 2, 1, 3});                                      // [B,H,T,P]
-    at::Tensor g = (dt * w.A).permute({0, 2, 1}).unsqueeze(-1);                                       // [B,H,T,1]
+    at::Tensor g = (dt * w.A).permute({0, 2, 1}).unsqueeze(-1);                 // [B,H,T,1]
+    // B, C [B,T,N] read by every head: expanded views, never copied.
+    auto heads = [&](const at::Tensor& m) { return m.unsqueeze(1).expand({B, H, T, N}); };
+    at::Tensor Bc = conv.narrow(-1, E, N), Cc = conv.narrow(-1, E + N, N);
     at::Tensor ssm_state;
     at::Tensor& ssm = slots ? (*slots)[kSsmState] : ssm_state;
-    at::Tensor y = recurrent::gated_linear_attention(Cm, Bm, v, g, 1.0, ssm, recurrent::scan_impl(v, cd));  // [B,H,T,P]
-    at::Tensor normed = gated_norm(w, y, xs, z);
+    at::Tensor normed;
+    const at::Tensor xh = xs.permute({0, 2, 1, 3}), dth = dt.permute({0, 2, 1});  // [B,H,T,P], [B,H,T]
+    if (gpu_path && T > 1 && kernels::ssd_cuda_supports(xh, dth, heads(Cc), heads(Bc), g, w.D)) {
+      at::Tensor y;  // [B,T,H,P] in cd, the D skip included
+      {
+        StageTimer timer("gla");
+        y = kernels::ssd_chunked_cuda(xh, dth, heads(Cc), heads(Bc), g, w.D, ssm);
+      }
+      normed = gated_norm(w, y.permute({0, 2, 1, 3}), at::Tensor(), z);
+    } else {
+      at::Tensor xf = xs.to(at::kFloat);
+      at::Tensor v = (xf * dt.unsqueeze(-1)).permute({0, 2, 1, 3});  // [B,H,T,P]
+      at::Tensor y = recurrent::gated_linear_attention(heads(Cc.to(at::kFloat)), heads(Bc.to(at::kFloat)), v, g, 1.0,
+                                                       ssm, recurrent::scan_impl(v, cd));  // [B,H,T,P]
+      if (gpu_path) {  // decode steps (and shapes the SSD kernel does not take): the same y as its
+        y = (y.permute({0, 2, 1, 3}) + xf * w.D.view({H, 1})).to(cd).permute({0, 2, 1, 3});
+        normed = gated_norm(w, y, at::Tensor(), z);
+      } else {
+        normed = gated_norm(w, y, xf, z);
+      }
+    }
     return w.out_proj_bias.defined() ? foxeval::linear(normed, w.out_proj, w.out_proj_bias) : foxeval::linear(normed, w.out_proj);
   }
 
-  // y [B,H,T,P] + xs [B,T,H,P] * D, then mamba_ssm RMSNormGated(norm_before_gate=False):
-  // RMSNorm(y * silu(z)) per group in fp32, in the out_proj's dtype. On a GPU for bf16/fp16
-  // runs (scan_impl's rule) one fused kernel (kernels/mamba2_glue.h) where it supports the
-  // arguments: the same ops, only the norm's sum order differs.
+  // y [B,H,T,P] (+ xs [B,T,H,P] * D where xs is defined; else y includes it), then mamba_ssm
+  // RMSNormGated(norm_before_gate=False): RMSNorm(y * silu(z)) per group in fp32, in the
+  // out_proj's dtype. On a GPU for bf16/fp16 runs (scan_impl's rule) one fused kernel
+  // (kernels/mamba2_glue.h) where it supports the arguments: the same ops, only the norm's sum
+  // order differs.
   at::Tensor gated_norm(const Layer& w, const at::Tensor& y, const at::Tensor& xs, const at::Tensor& z) const {
     StageTimer timer("gated_norm");
     const at::ScalarType out = w.out_proj.scalar_type();
     if (recurrent::scan_impl(y, loader_.compute) == recurrent::ScanImpl::kKernel &&
         mamba2_gated_norm_supports(y, xs, w.D, z, w.gated_norm, cfg_.n_groups, out))
       return mamba2_gated_norm(y, xs, w.D, z, w.gated_norm, cfg_.n_groups, cfg_.eps, out);
-    const int64_t B = xs.size(0), T = xs.size(1), H = xs.size(2), E = cfg_.intermediate_size;
-    at::Tensor u = (y.permute({0, 2, 1, 3}) + xs * w.D.view({H, 1})).reshape({B, T, E});
-    at::Tensor gated = u * at::silu(z.to(at::kFloat));
+    const int64_t B = y.size(0), H = y.size(1), T = y.size(2), E = cfg_.intermediate_size;
+    at::Tensor u = y.permute({0, 2, 1, 3}).to(at::kFloat);
+    if (xs.defined()) u = u + xs * w.D.view({H, 1});
+    at::Tensor gated = u.reshape({B, T, E}) * at::silu(z.to(at::kFloat));
     return foxeval::group_rms_norm(gated, w.gated_norm, cfg_.n_groups, cfg_.eps, at::kFloat);
   }
 
