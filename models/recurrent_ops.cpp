@@ -159,6 +159,15 @@ RecurrentState* as_recurrent_state(DecodeState* state, const std::string& family
   return rs;
 }
 
+int64_t segment_length(int64_t family_default) {
+  const char* v = std::getenv("FOXEVAL_RECURRENT_SEGMENT");
+  if (!v || !*v) return family_default;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (*end != '\0' || n < 64) throw Error(fmt::format("FOXEVAL_RECURRENT_SEGMENT={}: expected a token count >= 64", v));
+  return n;
+}
+
 at::Tensor forward_in_segments(const at::Tensor& ids, RecurrentState* state, int64_t hidden, int64_t segment,
                                const std::function<std::unique_ptr<DecodeState>()>& make_state,
                                const std::function<at::Tensor(const at::Tensor&, RecurrentState*)>& run) {

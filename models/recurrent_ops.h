@@ -63,6 +63,16 @@ class RecurrentSlots : public SlotState {
   int64_t capacity_ = 0;
 };
 
+// Prefill runs through all layers this many tokens at a time (the families' default). 760M at
+// 65536 tokens on the H100 (bench recurrent, segments of 4096 / 8192 / 16384 / 65536): Mamba-2
+// 0.393 / 0.370 / 0.362 / 0.366 s, HGRN2 0.342 / 0.339 / 0.329 / 0.320 s, DeltaNet 0.413 / 0.402 /
+// 0.392 / 0.382 s, peak 2.4 / 2.6 / 3.0 / 4.5-5.3 GiB.
+constexpr int64_t kSegment = 16384;
+
+// The prefill segment: the family's default, or FOXEVAL_RECURRENT_SEGMENT=n tokens (A/B timing;
+// activations grow with it).
+int64_t segment_length(int64_t family_default);
+
 // What the three recurrent families share: options, info, LM head, the decoding state and the
 // segmented prefill. A family loads its weights, fills info_ (num_layers, hidden_size) and
 // lm_head_, and implements forward_segment.
@@ -70,7 +80,7 @@ class RecurrentLM : public CausalLM {
  public:
   RecurrentLM(Checkpoint& checkpoint, const RunOptions& options, std::string family, int64_t slots, int64_t segment)
       : options_(options), loader_(make_loader(checkpoint, options)), family_(std::move(family)), slots_(slots),
-        segment_(segment) {}
+        segment_(segment_length(segment)) {}
 
   const ModelInfo& info() const override { return info_; }
   const RunOptions& options() const override { return options_; }

@@ -21,7 +21,6 @@ namespace foxeval {
 namespace {
 
 const char* kFamily = "DeltaNet";
-constexpr int64_t kSegment = 4096;
 
 struct DeltaNetConfig {
   int64_t hidden_size, num_layers, vocab_size, num_heads, key_dim, value_dim, head_k_dim, head_v_dim, conv_size;
@@ -81,7 +80,7 @@ enum Slot { kConvQ = 0, kConvK = 1, kConvV = 2, kDeltaState = 3, kSlots = 4 };
 class DeltaNetModel : public recurrent::RecurrentLM {
  public:
   DeltaNetModel(Checkpoint& ckpt, const RunOptions& options)
-      : RecurrentLM(ckpt, options, kFamily, kSlots, kSegment), cfg_(DeltaNetConfig::parse(ckpt.config())) {
+      : RecurrentLM(ckpt, options, kFamily, kSlots, recurrent::kSegment), cfg_(DeltaNetConfig::parse(ckpt.config())) {
     load(ckpt);
   }
 

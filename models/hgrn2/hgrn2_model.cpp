@@ -22,7 +22,6 @@ namespace foxeval {
 namespace {
 
 const char* kFamily = "HGRN2";
-constexpr int64_t kSegment = 4096;
 
 struct Hgrn2Config {
   int64_t hidden_size, num_layers, vocab_size, num_heads, expand_ratio, forget_dim, head_i_dim, conv_size;
@@ -84,7 +83,7 @@ enum Slot { kConvQ = 0, kConvF = 1, kConvI = 2, kGlaState = 3, kSlots = 4 };
 class Hgrn2Model : public recurrent::RecurrentLM {
  public:
   Hgrn2Model(Checkpoint& ckpt, const RunOptions& options)
-      : RecurrentLM(ckpt, options, kFamily, kSlots, kSegment), cfg_(Hgrn2Config::parse(ckpt.config())) {
+      : RecurrentLM(ckpt, options, kFamily, kSlots, recurrent::kSegment), cfg_(Hgrn2Config::parse(ckpt.config())) {
     load(ckpt);
   }
 

@@ -31,7 +31,6 @@ namespace foxeval {
 namespace {
 
 const char* kFamily = "Mamba-2";
-constexpr int64_t kSegment = 4096;  // prefill runs through all layers this many tokens at a time
 
 struct Mamba2Config {
   int64_t hidden_size, num_layers, vocab_size, num_heads, head_dim, state_size, n_groups, conv_kernel;
@@ -107,7 +106,7 @@ enum Slot { kConvState = 0, kSsmState = 1, kSlots = 2 };
 class Mamba2Model : public recurrent::RecurrentLM {
  public:
   Mamba2Model(Checkpoint& ckpt, const RunOptions& options, Mamba2Dt dt)
-      : RecurrentLM(ckpt, options, kFamily, kSlots, kSegment), cfg_(Mamba2Config::parse(ckpt.config())), dt_(dt) {
+      : RecurrentLM(ckpt, options, kFamily, kSlots, recurrent::kSegment), cfg_(Mamba2Config::parse(ckpt.config())), dt_(dt) {
     load(ckpt);
   }
 
