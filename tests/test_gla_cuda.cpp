@@ -112,6 +112,11 @@ Gpu to_gpu(const Inputs& in) {
   return {in.q.cuda(), in.k.cuda(), in.v.cuda(), in.g.cuda()};
 }
 
+// Puts the state pass's group count back to the automatic choice when a test case ends.
+struct RestoreGroups {
+  ~RestoreGroups() { kn::testing::set_gla_state_groups(0); }
+};
+
 double time_ms(const std::function<void()>& f, int reps) {
   f();
   at::cuda::getCurrentCUDAStream().synchronize();
@@ -305,9 +310,7 @@ TEST_CASE("gla cuda: the group-parallel state pass equals the sequential one") {
   // form, and close to the one sequential pass. Uneven groups (NT = 29 in 5, 4 and 29 groups).
   // Weak decays (g in [-0.05, 0]: a chunk keeps ~1/3 of its start state), so that each group's
   // start state matters to its outputs (with the other tests' strong decays it would not).
-  struct Restore {
-    ~Restore() { kn::testing::set_gla_state_groups(0); }
-  } restore;
+  const RestoreGroups restore;
   for (bool per_key : {true, false}) {
     Inputs in = make_inputs(2, 3, 1850, 128, 64, per_key, -0.02, 41);
     Gpu x = to_gpu(in);
@@ -336,9 +339,7 @@ TEST_CASE("gla cuda: state pass groups at the 760M shapes, T=4096 (timings repor
     MESSAGE("no CUDA");
     return;
   }
-  struct Restore {
-    ~Restore() { kn::testing::set_gla_state_groups(0); }
-  } restore;
+  const RestoreGroups restore;
   auto cuda = at::TensorOptions().device(at::kCUDA);
   const int64_t T = 4096;
   // Mamba-2 (SSD form): H = 48, N = 128, P = 64; HGRN2: H = 12, K = V = 128, per-key gate.
