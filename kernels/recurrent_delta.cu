@@ -1,19 +1,31 @@
 // Fused CUDA delta rule (see kernels/recurrent_delta.h). The algorithm of fla's chunk_delta_rule
-// (1c5937e), in two launches instead of three:
+// (1c5937e) and its split into three launches (chunk_fwd_h's sequential pass, then the
+// chunk-parallel output of chunk_fwd_o), with fla's intra-chunk preparation in the first:
 //
 // 1. delta_prep_kernel, one CTA (4 warps) per (chunk of 64 tokens, b*h), all in parallel:
 //    rounds q (times scale), k, v to bf16, forms A = tril(beta K K^T, -1) and the causal scores
 //    Aqk = tril(q K^T) on tensor cores, inverts (I + A) in fp32 by forward substitution (one
 //    column per thread, in registers: columns of a unit-lower-triangular inverse are independent), rounds the
 //    inverse to bf16 and forms w = inv (beta k) and u^T = (beta v)^T inv^T on tensor cores.
-//    It writes per chunk one contiguous bf16 block [w 64xK | q 64xK | k 64xK | Aqk 64x64 | u^T Vx64].
+//    It writes per chunk one contiguous bf16 block [w 64xK | k 64xK | q 64xK | Aqk 64x64 | u^T Vx64].
 // 2. delta_scan_kernel, one CTA per (V tile of 16*NW columns, b*h), sequential over chunks: each
-//    warp owns 16 state columns S^T [16 x K] in fp32 accumulator registers. Per chunk:
-//    v_new^T = u^T - S^T w^T and O^T = S^T q^T (S^T re-packed as a bf16 A operand, the FA2 trick:
-//    the m16n8 accumulator layout is the A-fragment layout), O^T += v_new^T Aqk^T,
-//    S^T += v_new^T K. The chunk blocks are double-buffered in shared memory with cp.async.
-//    Warps never exchange data; the only barriers guard the shared-memory stages.
+//    warp owns 16 state columns S^T [16 x K] in fp32 accumulator registers. Per chunk it re-packs
+//    S^T as bf16 A fragments (the FA2 trick: the m16n8 accumulator layout is the A-fragment
+//    layout) and stores them (hs), computes v_new^T = u^T - S^T w^T, rounds it to bf16 A fragments
+//    and stores them (vn), and S^T += v_new^T K. Only w, k and the warp's rows of u^T are staged
+//    (double-buffered in shared memory with cp.async). Warps never exchange data; the only
+//    barriers guard the shared-memory stages.
+// 3. delta_output_kernel, one CTA per (chunk, b*h), all in parallel: each warp takes 16 value
+//    columns and computes O^T = S^T q^T + v_new^T Aqk^T from the stored fragments (A operands,
+//    straight from global memory into registers) and q, Aqk (B operands, staged in shared memory).
+//    The same mma.sync sequence per accumulator as the fused scan that computed O inside the
+//    recurrence (kept as delta_scan_kernel<K, NW, true> for kernels::testing), so the output is
+//    the same bit for bit.
 // Step (T == 1): delta_step_kernel, fp32 CUDA-core math, the state updated in place.
+//
+// hs and vn are stored in fragment order, 16 bytes per lane: for each (b*h, chunk, 16-column
+// slice) K/16 (hs) or 4 (vn) k16 blocks of 32 lanes x 4 bf16x2 registers {a0, a1, a2, a3}: the
+// scan writes and the output kernel reads whole 512-byte warp rows.
 //
 // Shared-memory rows are padded by 8 bf16 (16 bytes) so the 8 row addresses of every ldmatrix
 // fall in distinct bank groups.
@@ -51,6 +63,8 @@ struct DeltaArgs {
   float scale;
   bf16* work;  // [B*H][NT][block_elems(K, V)]
   float* out;  // [B, H, T, V] contiguous
+  uint4* hs;   // [B*H][NT][V/16][K/16][32 lanes]: bf16 S^T A fragments at each chunk's start
+  uint4* vn;   // [B*H][NT][V/16][4][32 lanes]: bf16 v_new^T A fragments
   const float* state_in;  // null: zeros
   int64_t ss[4];
   float* state_out;  // [B, H, K, V] contiguous
@@ -177,8 +191,8 @@ __global__ void __launch_bounds__(128) delta_prep_kernel(DeltaArgs a) {
 
   bf16* blk = a.work + (static_cast<int64_t>(bh) * a.NT + n) * block_elems(K, V);
   bf16* w_g = blk;
-  bf16* q_g = blk + kChunk * K;
-  bf16* k_g = blk + 2 * kChunk * K;
+  bf16* k_g = blk + kChunk * K;
+  bf16* q_g = blk + 2 * kChunk * K;
   bf16* aqk_g = blk + 3 * kChunk * K;
   bf16* ut_g = aqk_g + kChunk * kChunk;
 
@@ -296,16 +310,30 @@ __global__ void __launch_bounds__(128) delta_prep_kernel(DeltaArgs a) {
 #endif
 }
 
-template <int K, int NW>
+// One stage of delta_scan_kernel, in bf16 elements: w and k [64 x (K + 8)], the warps' rows of
+// u^T [16*NW x 72]; FUSED (the output inside the scan, tests only) adds q [64 x (K + 8)] after k
+// and Aqk [64 x 72] before u^T.
+template <int K, int NW, bool FUSED>
 __host__ __device__ constexpr int scan_stage_elems() {
-  return 3 * kChunk * (K + 8) + kChunk * kLdA + 16 * NW * kLdA;
+  return (FUSED ? 3 : 2) * kChunk * (K + 8) + (FUSED ? kChunk * kLdA : 0) + 16 * NW * kLdA;
 }
 
-template <int K, int NW>
+template <int K, int NW, bool FUSED>
+__host__ __device__ constexpr int scan_smem_bytes() {
+  return 2 * scan_stage_elems<K, NW, FUSED>() * 2;
+}
+
+// FUSED = false: the production scan (stores hs, vn; delta_output_kernel forms the output).
+// FUSED = true: the previous two-launch algorithm, O^T = S^T q^T + v_new^T Aqk^T inside the
+// recurrence, written to a.out (kernels::testing::delta_rule_chunked_fused_cuda). The recurrence
+// is the same code in both, so the state and v_new are the same bit for bit.
+template <int K, int NW, bool FUSED>
 __global__ void __launch_bounds__(NW * 32) delta_scan_kernel(DeltaArgs a) {
 #ifdef FOXEVAL_DELTA_SM80
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  constexpr int LDK = K + 8, BV = 16 * NW, STAGE = scan_stage_elems<K, NW>(), CPR = K / 8;
+  constexpr int LDK = K + 8, BV = 16 * NW, STAGE = scan_stage_elems<K, NW, FUSED>(), CPR = K / 8;
+  constexpr int KROWS = (FUSED ? 3 : 2) * kChunk;  // rows of width K staged: w, k (, q)
+  constexpr int U_OFF = KROWS * LDK + (FUSED ? kChunk * kLdA : 0);
   bf16* smem = reinterpret_cast<bf16*>(smem_raw);
   const int vt = blockIdx.x, bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
@@ -324,21 +352,26 @@ __global__ void __launch_bounds__(NW * 32) delta_scan_kernel(DeltaArgs a) {
 
   const int64_t E = block_elems(K, V);
   const bf16* src0 = a.work + static_cast<int64_t>(bh) * NT * E;
+  // Block [w | k | q | Aqk | u^T]: w, k (, q) are its first 128 (192) rows of width K.
   auto load_stage = [&](int n, int s) {
     const bf16* src = src0 + n * E;
     bf16* dst = smem + s * STAGE;
-    for (int i = threadIdx.x; i < 3 * kChunk * CPR; i += NW * 32) {
+    for (int i = threadIdx.x; i < KROWS * CPR; i += NW * 32) {
       const int r = i / CPR, cc = i % CPR;
       cp_async16(dst + r * LDK + cc * 8, src + r * K + cc * 8);
     }
-    for (int i = threadIdx.x; i < kChunk * 8; i += NW * 32) {
-      const int r = i >> 3, cc = i & 7;
-      cp_async16(dst + 3 * kChunk * LDK + r * kLdA + cc * 8, src + 3 * kChunk * K + r * kChunk + cc * 8);
+    // Braces required: nvcc 13.0 (V13.0.88) drops the statements after a discarded braceless
+    // `if constexpr` body inside this lambda (the u^T copies and the commit below vanished from
+    // the FUSED = false scans, which then read unloaded shared memory: NaN on the H100).
+    if constexpr (FUSED) {
+      for (int i = threadIdx.x; i < kChunk * 8; i += NW * 32) {
+        const int r = i >> 3, cc = i & 7;
+        cp_async16(dst + KROWS * LDK + r * kLdA + cc * 8, src + 3 * kChunk * K + r * kChunk + cc * 8);
+      }
     }
     for (int i = threadIdx.x; i < BV * 8; i += NW * 32) {
       const int r = i >> 3, cc = i & 7;
-      cp_async16(dst + 3 * kChunk * LDK + kChunk * kLdA + r * kLdA + cc * 8,
-                 src + 3 * kChunk * K + kChunk * kChunk + (vt * BV + r) * kChunk + cc * 8);
+      cp_async16(dst + U_OFF + r * kLdA + cc * 8, src + 3 * kChunk * K + kChunk * kChunk + (vt * BV + r) * kChunk + cc * 8);
     }
     cp_async_commit();
   };
@@ -354,12 +387,11 @@ __global__ void __launch_bounds__(NW * 32) delta_scan_kernel(DeltaArgs a) {
     }
     __syncthreads();
     const bf16* w_s = smem + (n & 1) * STAGE;
-    const bf16* q_s = w_s + kChunk * LDK;
-    const bf16* k_s = q_s + kChunk * LDK;
-    const bf16* aqk_s = k_s + kChunk * LDK;
-    const bf16* u_s = aqk_s + kChunk * kLdA;
+    const bf16* k_s = w_s + kChunk * LDK;
+    const bf16* u_s = w_s + U_OFF;
 
-    // S^T as bf16 A fragments (k16 block kk = key tiles 2kk, 2kk+1).
+    // S^T as bf16 A fragments (k16 block kk = key tiles 2kk, 2kk+1): the chunk's start state
+    // as every product reads it; stored for the output kernel.
     uint32_t sa[K / 16][4];
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
@@ -368,19 +400,28 @@ __global__ void __launch_bounds__(NW * 32) delta_scan_kernel(DeltaArgs a) {
       sa[kk][2] = pack_bf16(S[2 * kk + 1][0], S[2 * kk + 1][1]);
       sa[kk][3] = pack_bf16(S[2 * kk + 1][2], S[2 * kk + 1][3]);
     }
-    // P = S^T w^T and O = S^T q^T: [16 value columns x 64 tokens].
-    float P[8][4] = {}, O[8][4] = {};
+    if constexpr (!FUSED) {
+      uint4* hs_n = a.hs + ((static_cast<int64_t>(bh) * NT + n) * (V / 16) + vw / 16) * (K / 16) * 32 + lane;
+#pragma unroll
+      for (int kk = 0; kk < K / 16; ++kk) hs_n[kk * 32] = make_uint4(sa[kk][0], sa[kk][1], sa[kk][2], sa[kk][3]);
+    }
+    // P = S^T w^T (and, FUSED, O = S^T q^T): [16 value columns x 64 tokens].
+    float P[8][4] = {};
+    [[maybe_unused]] float O[FUSED ? 8 : 1][4] = {};
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk)
 #pragma unroll
       for (int np = 0; np < 4; ++np) {
-        uint32_t bw[4], bq[4];
+        uint32_t bw[4];
         ldsm_x4(bw, b_from_nk(w_s, LDK, np * 16, kk * 16, lane));
-        ldsm_x4(bq, b_from_nk(q_s, LDK, np * 16, kk * 16, lane));
         mma_bf16(P[2 * np], sa[kk], bw);
         mma_bf16(P[2 * np + 1], sa[kk], bw + 2);
-        mma_bf16(O[2 * np], sa[kk], bq);
-        mma_bf16(O[2 * np + 1], sa[kk], bq + 2);
+        if constexpr (FUSED) {
+          uint32_t bq[4];
+          ldsm_x4(bq, b_from_nk(w_s + 2 * kChunk * LDK, LDK, np * 16, kk * 16, lane));
+          mma_bf16(O[2 * np], sa[kk], bq);
+          mma_bf16(O[2 * np + 1], sa[kk], bq + 2);
+        }
       }
     // v_new^T = u^T - P, rounded to bf16 as an A operand (k16 block kk = token tiles 2kk, 2kk+1).
     uint32_t va[4][4];
@@ -392,25 +433,32 @@ __global__ void __launch_bounds__(NW * 32) delta_scan_kernel(DeltaArgs a) {
       va[nt >> 1][(nt & 1) * 2] = pack_bf16(u0.x - P[nt][0], u0.y - P[nt][1]);
       va[nt >> 1][(nt & 1) * 2 + 1] = pack_bf16(u1.x - P[nt][2], u1.y - P[nt][3]);
     }
-    // O += v_new^T Aqk^T (Aqk[t][t'] = 0 for t' > t: blocks with kk > np skipped).
+    if constexpr (!FUSED) {
+      uint4* vn_n = a.vn + ((static_cast<int64_t>(bh) * NT + n) * (V / 16) + vw / 16) * 4 * 32 + lane;
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
+      for (int kk = 0; kk < 4; ++kk) vn_n[kk * 32] = make_uint4(va[kk][0], va[kk][1], va[kk][2], va[kk][3]);
+    } else {
+      // O += v_new^T Aqk^T (Aqk[t][t'] = 0 for t' > t: blocks with kk > np skipped).
+      const bf16* aqk_s = w_s + KROWS * LDK;
 #pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        if (kk > np) continue;
-        uint32_t bb[4];
-        ldsm_x4(bb, b_from_nk(aqk_s, kLdA, np * 16, kk * 16, lane));
-        mma_bf16(O[2 * np], va[kk], bb);
-        mma_bf16(O[2 * np + 1], va[kk], bb + 2);
-      }
-    const int t0 = n * kChunk;
+      for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
+        for (int np = 0; np < 4; ++np) {
+          if (kk > np) continue;
+          uint32_t bb[4];
+          ldsm_x4(bb, b_from_nk(aqk_s, kLdA, np * 16, kk * 16, lane));
+          mma_bf16(O[2 * np], va[kk], bb);
+          mma_bf16(O[2 * np + 1], va[kk], bb + 2);
+        }
+      const int t0 = n * kChunk;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int t = t0 + nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
-        if (t < T) ob[static_cast<int64_t>(t) * V + v] = O[nt][e];
-      }
+      for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int t = t0 + nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
+          if (t < T) ob[static_cast<int64_t>(t) * V + v] = O[nt][e];
+        }
+    }
     // S^T += v_new^T K.
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
@@ -431,6 +479,93 @@ __global__ void __launch_bounds__(NW * 32) delta_scan_kernel(DeltaArgs a) {
       const int key = nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
       so[static_cast<int64_t>(key) * V + v] = S[nt][e];
     }
+#else
+  __trap();
+#endif
+}
+
+// Shared memory of delta_output_kernel, in bytes: q [64 x (K + 8)], Aqk [64 x 72].
+__host__ __device__ constexpr int output_smem_bytes(int K) { return (kChunk * (K + 8) + kChunk * kLdA) * 2; }
+
+// O for one (chunk, b*h): warp w takes the 16-column slices w, w + nw, ... of V. Per slice,
+// O^T [16 value columns x 64 tokens] = S^T q^T + v_new^T Aqk^T, the same mma.sync sequence per
+// accumulator as the fused scan (first over K with S^T, then the causal token blocks with v_new^T).
+template <int K>
+__global__ void __launch_bounds__(256) delta_output_kernel(DeltaArgs a) {
+#ifdef FOXEVAL_DELTA_SM80
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  constexpr int LDK = K + 8, CPR = K / 8;
+  bf16* q_s = reinterpret_cast<bf16*>(smem_raw);
+  bf16* aqk_s = q_s + kChunk * LDK;
+  const int n = blockIdx.x, bh = blockIdx.y, nthr = blockDim.x, nw = nthr >> 5;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  const int V = a.V, T = a.T, NT = a.NT, NS = V / 16;
+  const int64_t bn = static_cast<int64_t>(bh) * NT + n;
+
+  // q and Aqk: rows 128..191 and the 64x64 block after them in [w | k | q | Aqk | u^T].
+  const bf16* src = a.work + bn * block_elems(K, V) + 2 * kChunk * K;
+  for (int i = threadIdx.x; i < kChunk * CPR; i += nthr) {
+    const int r = i / CPR, cc = i % CPR;
+    cp_async16(q_s + r * LDK + cc * 8, src + r * K + cc * 8);
+  }
+  for (int i = threadIdx.x; i < kChunk * 8; i += nthr) {
+    const int r = i >> 3, cc = i & 7;
+    cp_async16(aqk_s + r * kLdA + cc * 8, src + kChunk * K + r * kChunk + cc * 8);
+  }
+  cp_async_commit();
+
+  // The first slice's A fragments go out before the wait (16 bytes per lane, whole warp rows).
+  uint32_t sa[K / 16][4], va[4][4];
+  auto load_frags = [&](int vs) {
+    const uint4* hp = a.hs + (bn * NS + vs) * (K / 16) * 32 + lane;
+    const uint4* vp = a.vn + (bn * NS + vs) * 4 * 32 + lane;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      const uint4 x = hp[kk * 32];
+      sa[kk][0] = x.x, sa[kk][1] = x.y, sa[kk][2] = x.z, sa[kk][3] = x.w;
+    }
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const uint4 x = vp[kk * 32];
+      va[kk][0] = x.x, va[kk][1] = x.y, va[kk][2] = x.z, va[kk][3] = x.w;
+    }
+  };
+  if (warp < NS) load_frags(warp);
+  cp_async_wait<0>();
+  __syncthreads();
+
+  float* ob = a.out + static_cast<int64_t>(bh) * T * V;
+  for (int vs = warp; vs < NS; vs += nw) {
+    if (vs != warp) load_frags(vs);
+    float O[8][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk)
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        uint32_t bq[4];
+        ldsm_x4(bq, b_from_nk(q_s, LDK, np * 16, kk * 16, lane));
+        mma_bf16(O[2 * np], sa[kk], bq);
+        mma_bf16(O[2 * np + 1], sa[kk], bq + 2);
+      }
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        if (kk > np) continue;
+        uint32_t bb[4];
+        ldsm_x4(bb, b_from_nk(aqk_s, kLdA, np * 16, kk * 16, lane));
+        mma_bf16(O[2 * np], va[kk], bb);
+        mma_bf16(O[2 * np + 1], va[kk], bb + 2);
+      }
+    const int t0 = n * kChunk, vw = vs * 16;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int t = t0 + nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
+        if (t < T) ob[static_cast<int64_t>(t) * V + v] = O[nt][e];
+      }
+  }
 #else
   __trap();
 #endif
@@ -496,11 +631,6 @@ __global__ void __launch_bounds__(256) delta_step_kernel(StepArgs a) {
   }
 }
 
-int scan_smem_bytes(int K, int NW) {
-  const int stage = 3 * kChunk * (K + 8) + kChunk * kLdA + 16 * NW * kLdA;
-  return 2 * stage * 2;
-}
-
 int max_dynamic_smem(int device) {
   int v = 0;
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
@@ -524,18 +654,93 @@ void launch_with_smem(Kernel kernel, dim3 grid, dim3 block, int smem, const Delt
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// fused: the testing path (the scan forms the output; no hs/vn, no output kernel). ev: null, or 4
+// events recorded before the prep, between the launches and after the last (a fused run records
+// the last two together).
 template <int K>
-void run_chunked(const DeltaArgs& args, int64_t BH, int sm_count, bool bf16_in) {
+void run_chunked(const DeltaArgs& args, int64_t BH, int sm_count, bool bf16_in, bool fused, cudaEvent_t* ev) {
   const int V = args.V;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  auto mark = [&](int i) {
+    if (ev) C10_CUDA_CHECK(cudaEventRecord(ev[i], stream));
+  };
+  mark(0);
   if (bf16_in)
     launch_with_smem(delta_prep_kernel<K, bf16>, dim3(args.NT, BH), dim3(128), prep_smem_bytes(K, V), args);
   else
     launch_with_smem(delta_prep_kernel<K, float>, dim3(args.NT, BH), dim3(128), prep_smem_bytes(K, V), args);
-  // 2 warps (32 value columns) per CTA unless that already gives two CTAs per SM.
-  if (V % 64 == 0 && BH * (V / 32) >= 2 * sm_count)
-    launch_with_smem(delta_scan_kernel<K, 4>, dim3(V / 64, BH), dim3(128), scan_smem_bytes(K, 4), args);
-  else
-    launch_with_smem(delta_scan_kernel<K, 2>, dim3(V / 32, BH), dim3(64), scan_smem_bytes(K, 2), args);
+  mark(1);
+  if (fused) {
+    launch_with_smem(delta_scan_kernel<K, 2, true>, dim3(V / 32, BH), dim3(64), scan_smem_bytes<K, 2, true>(), args);
+    mark(2);
+  } else {
+    // 2 warps (32 value columns) per CTA unless that already gives two CTAs per SM.
+    if (V % 64 == 0 && BH * (V / 32) >= 2 * sm_count)
+      launch_with_smem(delta_scan_kernel<K, 4, false>, dim3(V / 64, BH), dim3(128), scan_smem_bytes<K, 4, false>(),
+                       args);
+    else
+      launch_with_smem(delta_scan_kernel<K, 2, false>, dim3(V / 32, BH), dim3(64), scan_smem_bytes<K, 2, false>(),
+                       args);
+    mark(2);
+    // One warp per 16 value columns, at most 8 (V = 256: two slices per warp).
+    launch_with_smem(delta_output_kernel<K>, dim3(args.NT, BH), dim3(32 * std::min(V / 16, 8)), output_smem_bytes(K),
+                     args);
+  }
+  mark(3);
+}
+
+// The largest dynamic shared memory the production path (fused = false) or the testing path needs.
+int chunked_smem_need(int K, int V, bool fused) {
+  const int scan = fused ? (K == 64 ? scan_smem_bytes<64, 2, true>() : scan_smem_bytes<128, 2, true>())
+                         : (K == 64 ? scan_smem_bytes<64, 4, false>() : scan_smem_bytes<128, 4, false>());
+  return std::max({prep_smem_bytes(K, V), scan, output_smem_bytes(K)});
+}
+
+at::Tensor chunked(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta, double scale,
+                   at::Tensor& state, bool fused, cudaEvent_t* ev, const char* fn) {
+  if (!delta_rule_cuda_supports(q, k, v, beta))
+    throw Error(fmt::format("{}: unsupported arguments (see delta_rule_cuda_supports)", fn));
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
+  check_state(state, q, V, fn);
+  const c10::cuda::CUDAGuard guard(q.device());
+  if (fused && max_dynamic_smem(q.get_device()) < chunked_smem_need(static_cast<int>(K), static_cast<int>(V), true))
+    throw Error(fmt::format("{}: not enough shared memory on this device for the fused scan", fn));
+  const int64_t NT = (T + kChunk - 1) / kChunk;
+  at::Tensor work = at::empty({B * H * NT * block_elems(static_cast<int>(K), static_cast<int>(V))},
+                              q.options().dtype(at::kBFloat16));
+  const auto f32 = q.options().dtype(at::kFloat);
+  at::Tensor out = at::empty({B, H, T, V}, f32);
+  at::Tensor state_out = at::empty({B, H, K, V}, f32);
+  // hs: the bf16 state operand of every chunk [B*H, NT, V, K]; vn: bf16 v_new [B*H, NT*64, V]
+  // (both in fragment order, see the top of this file).
+  at::Tensor hs, vn;
+  if (!fused) {
+    hs = at::empty({B * H * NT * V * K}, q.options().dtype(at::kBFloat16));
+    vn = at::empty({B * H * NT * kChunk * V}, q.options().dtype(at::kBFloat16));
+  }
+  DeltaArgs args{};
+  args.q = q.data_ptr(), args.k = k.data_ptr(), args.v = v.data_ptr();
+  args.beta = beta.data_ptr<float>();
+  for (int i = 0; i < 3; ++i) {
+    args.qs[i] = q.stride(i), args.ks[i] = k.stride(i), args.vs[i] = v.stride(i), args.bs[i] = beta.stride(i);
+  }
+  args.H = static_cast<int>(H), args.T = static_cast<int>(T), args.V = static_cast<int>(V);
+  args.NT = static_cast<int>(NT);
+  args.scale = static_cast<float>(scale);
+  args.work = reinterpret_cast<bf16*>(work.data_ptr<at::BFloat16>());
+  args.out = out.data_ptr<float>();
+  args.hs = fused ? nullptr : reinterpret_cast<uint4*>(hs.data_ptr<at::BFloat16>());
+  args.vn = fused ? nullptr : reinterpret_cast<uint4*>(vn.data_ptr<at::BFloat16>());
+  args.state_in = state.defined() ? state.data_ptr<float>() : nullptr;
+  if (state.defined())
+    for (int i = 0; i < 4; ++i) args.ss[i] = state.stride(i);
+  args.state_out = state_out.data_ptr<float>();
+  const int sms = at::cuda::getDeviceProperties(q.get_device())->multiProcessorCount;
+  const bool bf16_in = q.scalar_type() == at::kBFloat16;
+  if (K == 64) run_chunked<64>(args, B * H, sms, bf16_in, fused, ev);
+  else run_chunked<128>(args, B * H, sms, bf16_in, fused, ev);
+  state = state_out;
+  return out;
 }
 
 }  // namespace
@@ -557,45 +762,41 @@ bool delta_rule_cuda_supports(const at::Tensor& q, const at::Tensor& k, const at
   const int device = q.get_device();
   const cudaDeviceProp* prop = at::cuda::getDeviceProperties(device);
   if (prop->major < 8) return false;
-  const int need = std::max(prep_smem_bytes(static_cast<int>(K), static_cast<int>(V)), scan_smem_bytes(static_cast<int>(K), 4));
-  return max_dynamic_smem(device) >= need;
+  return max_dynamic_smem(device) >= chunked_smem_need(static_cast<int>(K), static_cast<int>(V), false);
 }
 
 at::Tensor delta_rule_chunked_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                    const at::Tensor& beta, double scale, at::Tensor& state) {
-  if (!delta_rule_cuda_supports(q, k, v, beta))
-    throw Error("delta_rule_chunked_cuda: unsupported arguments (see delta_rule_cuda_supports)");
-  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), K = q.size(3), V = v.size(3);
-  check_state(state, q, V, "delta_rule_chunked_cuda");
-  const c10::cuda::CUDAGuard guard(q.device());
-  const int64_t NT = (T + kChunk - 1) / kChunk;
-  at::Tensor work = at::empty({B * H * NT * block_elems(static_cast<int>(K), static_cast<int>(V))},
-                              q.options().dtype(at::kBFloat16));
-  const auto f32 = q.options().dtype(at::kFloat);
-  at::Tensor out = at::empty({B, H, T, V}, f32);
-  at::Tensor state_out = at::empty({B, H, K, V}, f32);
-  DeltaArgs args{};
-  args.q = q.data_ptr(), args.k = k.data_ptr(), args.v = v.data_ptr();
-  args.beta = beta.data_ptr<float>();
-  for (int i = 0; i < 3; ++i) {
-    args.qs[i] = q.stride(i), args.ks[i] = k.stride(i), args.vs[i] = v.stride(i), args.bs[i] = beta.stride(i);
-  }
-  args.H = static_cast<int>(H), args.T = static_cast<int>(T), args.V = static_cast<int>(V);
-  args.NT = static_cast<int>(NT);
-  args.scale = static_cast<float>(scale);
-  args.work = reinterpret_cast<bf16*>(work.data_ptr<at::BFloat16>());
-  args.out = out.data_ptr<float>();
-  args.state_in = state.defined() ? state.data_ptr<float>() : nullptr;
-  if (state.defined())
-    for (int i = 0; i < 4; ++i) args.ss[i] = state.stride(i);
-  args.state_out = state_out.data_ptr<float>();
-  const int sms = at::cuda::getDeviceProperties(q.get_device())->multiProcessorCount;
-  const bool bf16_in = q.scalar_type() == at::kBFloat16;
-  if (K == 64) run_chunked<64>(args, B * H, sms, bf16_in);
-  else run_chunked<128>(args, B * H, sms, bf16_in);
-  state = state_out;
-  return out;
+  return chunked(q, k, v, beta, scale, state, false, nullptr, "delta_rule_chunked_cuda");
 }
+
+namespace testing {
+
+at::Tensor delta_rule_chunked_fused_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                         const at::Tensor& beta, double scale, at::Tensor& state) {
+  return chunked(q, k, v, beta, scale, state, true, nullptr, "delta_rule_chunked_fused_cuda");
+}
+
+DeltaKernelTimes delta_rule_chunked_kernel_times(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                 const at::Tensor& beta, double scale, at::Tensor& state, bool fused) {
+  const c10::cuda::CUDAGuard guard(q.device());
+  cudaEvent_t ev[4];
+  for (cudaEvent_t& e : ev) C10_CUDA_CHECK(cudaEventCreate(&e));
+  float ms[3] = {};
+  try {
+    chunked(q, k, v, beta, scale, state, fused, ev,
+            fused ? "delta_rule_chunked_kernel_times (fused)" : "delta_rule_chunked_kernel_times");
+    C10_CUDA_CHECK(cudaEventSynchronize(ev[3]));
+    for (int i = 0; i < 3; ++i) C10_CUDA_CHECK(cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
+  } catch (...) {
+    for (cudaEvent_t e : ev) cudaEventDestroy(e);
+    throw;
+  }
+  for (cudaEvent_t e : ev) C10_CUDA_CHECK(cudaEventDestroy(e));
+  return {1e3 * ms[0], 1e3 * ms[1], 1e3 * ms[2]};
+}
+
+}  // namespace testing
 
 at::Tensor delta_rule_step_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
                                 double scale, at::Tensor& state) {

@@ -28,7 +28,10 @@ namespace kernels {
 bool delta_rule_cuda_supports(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta);
 
 // Chunked form (chunks of 64 tokens, WY representation), any T >= 1. `state` is rebound to a new
-// [B, H, K, V] fp32 tensor holding the final state (the input state is only read).
+// [B, H, K, V] fp32 tensor holding the final state (the input state is only read). Three launches
+// (chunk preparation, the sequential state pass, the chunk-parallel output) on the current stream;
+// its scratch (the per-chunk bf16 blocks, states and v_new: (3K + 2V + 64 + K V / 64) * 2 bytes a
+// token and head) comes from the caching allocator; no host synchronisation.
 at::Tensor delta_rule_chunked_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                    const at::Tensor& beta, double scale, at::Tensor& state);
 
@@ -37,6 +40,27 @@ at::Tensor delta_rule_chunked_cuda(const at::Tensor& q, const at::Tensor& k, con
 // captured in a CUDA graph once `state` exists.
 at::Tensor delta_rule_step_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& beta,
                                 double scale, at::Tensor& state);
+
+namespace testing {
+
+// The previous two-launch algorithm, for tests: the same preparation, then a scan that computes the
+// output inside the recurrence (O^T = S^T q^T + v_new^T Aqk^T per chunk). Same contract as
+// delta_rule_chunked_cuda, whose output kernel runs the same mma.sync sequence per output
+// element, so the two are expected equal bit for bit.
+at::Tensor delta_rule_chunked_fused_cuda(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                         const at::Tensor& beta, double scale, at::Tensor& state);
+
+struct DeltaKernelTimes {
+  double prep_us = 0, scan_us = 0, output_us = 0;  // output_us is 0 for the fused path
+};
+
+// One delta_rule_chunked_cuda call (fused: delta_rule_chunked_fused_cuda) with a cudaEvent before,
+// between and after its launches; waits for it and returns each launch's time.
+DeltaKernelTimes delta_rule_chunked_kernel_times(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                 const at::Tensor& beta, double scale, at::Tensor& state,
+                                                 bool fused = false);
+
+}  // namespace testing
 
 }  // namespace kernels
 }  // namespace foxeval

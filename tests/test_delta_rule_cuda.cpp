@@ -14,15 +14,26 @@
 // because with |k| = 1 and beta in (0, 1) the update I - beta k k^T is a contraction.
 // Measured on an H100 (sm_90a): at most 4.4e-3 (output, T = 4096) and 3.8e-3 (state); the fp32
 // step kernel against fp64 at most 1.1e-7. Bounds: 1e-2 and 1e-6.
+//
+// The output kernel (O from the stored bf16 chunk states and v_new) runs the same mma.sync
+// sequence per output element as the previous scan that formed O inside the recurrence
+// (kernels::testing::delta_rule_chunked_fused_cuda), on the same bf16 operands, so the two are
+// checked equal bit for bit (and, to tell a summation-order difference from a bug should that
+// ever fail, within a relative 1e-6).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <doctest/doctest.h>  // after ATen: c10's glog-style CHECK must not replace doctest's
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "kernels/recurrent_delta.h"
 #include "models/recurrent_ops.h"
@@ -36,6 +47,7 @@ using foxeval::test::have_cuda;
 
 constexpr double kTolBf16 = 1e-2;  // see the header comment
 constexpr double kTolFp32 = 1e-6;
+constexpr double kTolSplit = 1e-6;  // output kernel vs the fused scan, should they ever differ
 
 struct Inputs {
   at::Tensor q, k, v, beta, state;  // [B,H,T,K], [B,H,T,K], [B,H,T,V], [B,H,T], [B,H,K,V]; fp32
@@ -85,6 +97,23 @@ Err compare(const at::Tensor& got, const at::Tensor& want) {
 }
 
 bool all_finite(const at::Tensor& x) { return at::isfinite(x).all().item<bool>(); }
+
+// delta_rule_chunked_cuda (got, s_got: its output and final state) against the previous fused
+// scan on the same inputs: equal bit for bit (see the header comment). The differences are
+// reported when `report` or when they are not zero.
+void check_equals_fused(const Inputs& in, double scale, const at::Tensor& got, const at::Tensor& s_got,
+                        const std::string& what, bool report = false) {
+  at::Tensor s_fused = in.state.clone();
+  at::Tensor fused = kernels::testing::delta_rule_chunked_fused_cuda(in.q, in.k, in.v, in.beta, scale, s_fused);
+  const Err eo = compare(got, fused), es = compare(s_got, s_fused);
+  INFO(what);
+  if (report || eo.max_abs != 0.0 || es.max_abs != 0.0)
+    MESSAGE(fmt::format("{}: output kernel vs fused scan: output max abs {:.3e} rel {:.3e}; state max abs {:.3e}", what,
+                        eo.max_abs, eo.rel, es.max_abs));
+  CHECK(got.equal(fused));
+  CHECK(s_got.equal(s_fused));  // the recurrence is the same code in both scans
+  CHECK(eo.rel <= kTolSplit);
+}
 
 // Fills freed device memory with NaN through the caching allocator, so an output element the
 // kernel never writes shows up as NaN instead of a stale value.
@@ -150,6 +179,9 @@ TEST_CASE("delta rule cuda: DeltaNet 760M shape (H=12, K=V=128) against the exac
     CHECK((got_b.scalar_type() == at::kFloat));
     CHECK(got_b.equal(got));
     CHECK(s_b.equal(s_kernel));
+    // The output kernel against the previous algorithm (the output inside the scan).
+    poison_allocator();
+    check_equals_fused(in, scale, got, s_kernel, fmt::format("T={}", T), true);
     if (T == 4096) {
       // Time per layer call (the number the NOTES quote); informative, not asserted.
       at::Tensor s = in.state.clone();
@@ -165,6 +197,22 @@ TEST_CASE("delta rule cuda: DeltaNet 760M shape (H=12, K=V=128) against the exac
       c10::cuda::device_synchronize();
       const double exact_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       MESSAGE(fmt::format("B=1 H=12 T=4096 K=V=128: kernel {:.1f} us per call, exact fp32 form {:.1f} us", us, exact_us));
+      // Per launch (cudaEvents around each; every call waits for the device, so the times are of
+      // kernels on an idle GPU): prep, scan, output; and the previous fused scan.
+      auto split = [&](bool fused) {
+        kernels::testing::delta_rule_chunked_kernel_times(in.q, in.k, in.v, in.beta, scale, s, fused);  // warm-up
+        kernels::testing::DeltaKernelTimes sum;
+        for (int i = 0; i < reps; ++i) {
+          const auto t = kernels::testing::delta_rule_chunked_kernel_times(in.q, in.k, in.v, in.beta, scale, s, fused);
+          sum.prep_us += t.prep_us / reps, sum.scan_us += t.scan_us / reps, sum.output_us += t.output_us / reps;
+        }
+        return sum;
+      };
+      const kernels::testing::DeltaKernelTimes now = split(false), before = split(true);
+      MESSAGE(fmt::format("per launch (cudaEvents, mean of {}): prep {:.1f} us, scan {:.1f} us, output {:.1f} us "
+                          "(sum {:.1f}); previous fused scan {:.1f} us (prep {:.1f}, sum {:.1f})",
+                          reps, now.prep_us, now.scan_us, now.output_us, now.prep_us + now.scan_us + now.output_us,
+                          before.scan_us, before.prep_us, before.prep_us + before.scan_us));
     }
   }
 }
@@ -195,6 +243,8 @@ TEST_CASE("delta rule cuda: small T against an fp64 recurrence") {
       CHECK(all_finite(got));
       CHECK(eo.rel < kTolBf16);
       CHECK(es.rel < kTolBf16);
+      // V = 96: 6 output warps; V = 256: 8 warps of two 16-column slices each.
+      check_equals_fused(in, scale, got, s_kernel, fmt::format("B={} H={} K={} V={} T={}", sh.B, sh.H, sh.K, sh.V, T));
       if (T <= 3) {  // the fp32 step kernel, token by token, against fp64
         at::Tensor s = in.state.clone();
         std::vector<at::Tensor> outs;
@@ -275,5 +325,64 @@ TEST_CASE("delta rule cuda: step kernel equals the chunked kernel token by token
     at::Tensor direct = kernels::delta_rule_step_cuda(first(in.q), first(in.k), first(in.v), first(in.beta), scale, s2);
     CHECK(via.equal(direct));
     CHECK(s1.equal(s2));
+  }
+}
+
+TEST_CASE("delta rule cuda: the 4-warp scan (B*H*V/32 >= 2 SMs) against the exact form and the fused scan") {
+  if (!have_cuda()) {
+    MESSAGE("no CUDA");
+    return;
+  }
+  const at::Device cuda(at::kCUDA);
+  // Enough (b, h) pairs that the scan runs 4 warps per CTA (the fused testing scan always runs 2:
+  // each warp's arithmetic does not depend on the CTA's width, so the two still agree bit for bit).
+  const int64_t sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int64_t H = 12, V = 128, T = 200, B = (2 * sms + H * V / 32 - 1) / (H * V / 32);
+  for (int64_t K : {128, 64}) {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(K));
+    Inputs in = make_inputs(B, H, T, K, V, 53 + K, cuda);
+    at::Tensor s_exact = in.state.clone(), s_kernel = in.state.clone();
+    at::Tensor want = recurrent::delta_rule(in.q, in.k, in.v, in.beta, scale, s_exact, recurrent::ScanImpl::kExact);
+    poison_allocator();
+    at::Tensor got = kernels::delta_rule_chunked_cuda(in.q, in.k, in.v, in.beta, scale, s_kernel);
+    const Err eo = compare(got, want), es = compare(s_kernel, s_exact);
+    MESSAGE(fmt::format("B={} H={} T={} K={} V={}: output rel {:.3e}; state rel {:.3e}", B, H, T, K, V, eo.rel, es.rel));
+    CHECK(all_finite(got));
+    CHECK(eo.rel < kTolBf16);
+    CHECK(es.rel < kTolBf16);
+    poison_allocator();
+    check_equals_fused(in, scale, got, s_kernel, fmt::format("B={} K={}", B, K));
+  }
+}
+
+TEST_CASE("delta rule cuda: the chunked kernels captured in a CUDA graph equal an eager call") {
+  if (!have_cuda()) {
+    MESSAGE("no CUDA");
+    return;
+  }
+  const at::Device cuda(at::kCUDA);
+  const double scale = 1.0 / std::sqrt(128.0);
+  Inputs in = make_inputs(1, 12, 1000, 128, 128, 11, cuda);
+  at::Tensor s_eager = in.state.clone();
+  at::Tensor want = kernels::delta_rule_chunked_cuda(in.q, in.k, in.v, in.beta, scale, s_eager);
+  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
+  at::cuda::CUDAGraph graph;
+  at::Tensor out, s_in = in.state.clone(), s = s_in;  // s_in keeps the captured input state alive
+  at::cuda::getCurrentCUDAStream().synchronize();  // the inputs above were made on the main stream
+  {
+    c10::cuda::CUDAStreamGuard on(stream);
+    at::Tensor warm = in.state.clone();
+    kernels::delta_rule_chunked_cuda(in.q, in.k, in.v, in.beta, scale, warm);  // eager warm-up on this stream
+    graph.capture_begin();
+    out = kernels::delta_rule_chunked_cuda(in.q, in.k, in.v, in.beta, scale, s);  // allocations from the graph's pool
+    graph.capture_end();
+  }
+  stream.synchronize();
+  for (int i = 0; i < 2; ++i) {
+    graph.replay();
+    c10::cuda::device_synchronize();
+    CHECK(out.equal(want));
+    CHECK(s.equal(s_eager));
+    CHECK(s_in.equal(in.state));
   }
 }
