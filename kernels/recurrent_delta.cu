@@ -140,6 +140,34 @@ __device__ __forceinline__ const bf16* b_from_kn(const bf16* x, int ld, int n0, 
   return x + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * ld + n0 + (lane >> 4) * 8;
 }
 
+// O (16 value columns x 64 tokens of a chunk, 8 m16n8 tiles) += v_new^T Aqk^T, Aqk[t][t'] = 0
+// for t' > t (blocks with kk > np skipped). The output kernel and the fused (testing) scan share
+// it: the same mma.sync sequence, hence the same bits.
+__device__ __forceinline__ void add_vnew_aqk(float (*O)[4], const uint32_t (*va)[4], const bf16* aqk_s, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+      if (kk > np) continue;
+      uint32_t bb[4];
+      ldsm_x4(bb, b_from_nk(aqk_s, kLdA, np * 16, kk * 16, lane));
+      mma_bf16(O[2 * np], va[kk], bb);
+      mma_bf16(O[2 * np + 1], va[kk], bb + 2);
+    }
+}
+
+// Stores O^T (value columns vw.., tokens t0..t0+63; tokens past T skipped) into ob [T][V] fp32.
+__device__ __forceinline__ void store_o(float* ob, const float (*O)[4], int t0, int vw, int T, int V, int lane) {
+  const int g = lane >> 2, c = lane & 3;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int t = t0 + nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
+      if (t < T) ob[static_cast<int64_t>(t) * V + v] = O[nt][e];
+    }
+}
+
 // Shared memory of delta_prep_kernel, in bytes.
 __host__ __device__ constexpr int prep_smem_bytes(int K, int V) {
   return (3 * kChunk * (K + 8) + kChunk * (V + 8) + kChunk * kLdA) * 2 + (kChunk * kChunk + kChunk) * 4;
@@ -438,26 +466,8 @@ __global__ void __launch_bounds__(NW * 32) delta_scan_kernel(DeltaArgs a) {
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) vn_n[kk * 32] = make_uint4(va[kk][0], va[kk][1], va[kk][2], va[kk][3]);
     } else {
-      // O += v_new^T Aqk^T (Aqk[t][t'] = 0 for t' > t: blocks with kk > np skipped).
-      const bf16* aqk_s = w_s + KROWS * LDK;
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-        for (int np = 0; np < 4; ++np) {
-          if (kk > np) continue;
-          uint32_t bb[4];
-          ldsm_x4(bb, b_from_nk(aqk_s, kLdA, np * 16, kk * 16, lane));
-          mma_bf16(O[2 * np], va[kk], bb);
-          mma_bf16(O[2 * np + 1], va[kk], bb + 2);
-        }
-      const int t0 = n * kChunk;
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int t = t0 + nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
-          if (t < T) ob[static_cast<int64_t>(t) * V + v] = O[nt][e];
-        }
+      add_vnew_aqk(O, va, w_s + KROWS * LDK, lane);  // O += v_new^T Aqk^T
+      store_o(ob, O, n * kChunk, vw, T, V, lane);
     }
     // S^T += v_new^T K.
 #pragma unroll
@@ -498,7 +508,7 @@ __global__ void __launch_bounds__(256) delta_output_kernel(DeltaArgs a) {
   bf16* q_s = reinterpret_cast<bf16*>(smem_raw);
   bf16* aqk_s = q_s + kChunk * LDK;
   const int n = blockIdx.x, bh = blockIdx.y, nthr = blockDim.x, nw = nthr >> 5;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int V = a.V, T = a.T, NT = a.NT, NS = V / 16;
   const int64_t bn = static_cast<int64_t>(bh) * NT + n;
 
@@ -547,24 +557,8 @@ __global__ void __launch_bounds__(256) delta_output_kernel(DeltaArgs a) {
         mma_bf16(O[2 * np], sa[kk], bq);
         mma_bf16(O[2 * np + 1], sa[kk], bq + 2);
       }
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        if (kk > np) continue;
-        uint32_t bb[4];
-        ldsm_x4(bb, b_from_nk(aqk_s, kLdA, np * 16, kk * 16, lane));
-        mma_bf16(O[2 * np], va[kk], bb);
-        mma_bf16(O[2 * np + 1], va[kk], bb + 2);
-      }
-    const int t0 = n * kChunk, vw = vs * 16;
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int t = t0 + nt * 8 + 2 * c + (e & 1), v = vw + g + 8 * (e >> 1);
-        if (t < T) ob[static_cast<int64_t>(t) * V + v] = O[nt][e];
-      }
+    add_vnew_aqk(O, va, aqk_s, lane);
+    store_o(ob, O, n * kChunk, vs * 16, T, V, lane);
   }
 #else
   __trap();
