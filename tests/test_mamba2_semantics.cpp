@@ -1,7 +1,8 @@
 // Mamba-2 with the mamba_ssm kernels' dt semantics (the paper's): against the official
 // logits_fp32_kernels on a single-chunk and a three-chunk fixture; the official torch path's
 // clamp (Mamba2Dt::kTorchClamp) against its logits_fp32; time_step_limit honoured as dt_limit
-// in all the spellings of infinity that config.json files carry; and the Python-JSON reader.
+// in all the spellings of infinity that config.json files carry; held-out configs against the
+// official code run on mamba_ssm's kernels; and the Python-JSON reader.
 #include <ATen/Functions.h>
 #include <ATen/TensorOperators.h>
 #include <doctest/doctest.h>
@@ -167,6 +168,46 @@ TEST_CASE("mamba2 semantics: decode with a dt_limit equals prefill, past several
   const double err = max_abs_diff(at::cat(parts, 1), full) / full.abs().max().item<double>();
   MESSAGE(fmt::format("prefill(300) + 5 steps + {} vs prefill({}), dt_limit [0.002, 0.05]: {:.2e}", T - 305, T, err));
   CHECK(err < 1e-5);
+}
+
+TEST_CASE("mamba2 semantics: held-out configs, per-token loss of the official code on mamba_ssm's kernels") {
+  // tests/tools/make_mamba2_kernel_fixtures.py: four random checkpoints of configs the shared
+  // fixtures do not have (chunk sizes 32-256, 3 layers, expand 1, in/out biases, no conv bias,
+  // tied embeddings, finite time_step_limit, time_step_min 0.01), their loss computed by the
+  // official code on mamba_ssm's Triton kernels (Triton's interpreter, CPU, fp32).
+  for (const char* name : {"small_chunks", "dt_limit", "tied_step_min", "expand1_limit"}) {
+    const std::string dir = std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/mamba2_kernels/" + name;
+    SafetensorsFile ref(dir + "/reference.safetensors");
+    at::Tensor ids = ref.read("input_ids");
+    const int64_t T = ids.size(1);
+    auto model = load_mamba2(dir, Mamba2Dt::kKernels);
+    at::Tensor dl = (token_loss(logits(*model, ids), ids) - ref.read("token_loss_kernels").to(at::kDouble)).abs();
+    const double mean = dl.mean().item<double>(), max = dl.max().item<double>();
+    MESSAGE(fmt::format("{} (T={}): per-token loss vs the kernels' mean {:.2e} max {:.2e}", name, T, mean, max));
+    // Measured on CPU: 2.5e-7 to 3.1e-7 mean, 0.9e-6 to 2.0e-6 max (fp32 sums in another order);
+    // the issue's bar is 2e-5 / 2e-4.
+    CHECK(mean < 1e-6);
+    CHECK(max < 5e-6);
+    if (std::string(name).find("limit") != std::string::npos) {
+      // The bar sees the limit: the same weights without it are far off.
+      ConfigVariant v(dir, config_with_limit(dir, ""));
+      at::Tensor off = (token_loss(logits(*load_mamba2(v.path(), Mamba2Dt::kKernels), ids), ids) -
+                        ref.read("token_loss_kernels").to(at::kDouble)).abs();
+      MESSAGE(fmt::format("{} without its time_step_limit: mean {:.2e} max {:.2e}", name, off.mean().item<double>(),
+                          off.max().item<double>()));
+      CHECK(off.mean().item<double>() > 1e-4);
+    }
+    // Decoding from a prefill that ends inside a chunk, a few single steps, then the rest.
+    const int64_t p = T / 2 + 3;
+    at::Tensor full = model->forward(ids, nullptr);
+    auto state = model->new_state(1, at::Tensor());
+    std::vector<at::Tensor> parts{model->forward(ids.narrow(1, 0, p), state.get())};
+    for (int64_t t = p; t < p + 4; ++t) parts.push_back(model->forward(ids.narrow(1, t, 1), state.get()));
+    parts.push_back(model->forward(ids.narrow(1, p + 4, T - p - 4), state.get()));
+    const double err = max_abs_diff(at::cat(parts, 1), full) / full.abs().max().item<double>();
+    MESSAGE(fmt::format("{}: prefill({}) + 4 steps + {} vs prefill({}): {:.2e}", name, p, T - p - 4, T, err));
+    CHECK(err < 1e-5);
+  }
 }
 
 TEST_CASE("mamba2 semantics: malformed time_step_limit fails naming the field") {
