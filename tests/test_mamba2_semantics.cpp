@@ -88,6 +88,18 @@ std::string config_with_limit(const std::string& base, const std::string& value)
 
 double max_abs_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
+// Relative max error of a prefill of ids[:, :p], `steps` single-token steps, then the rest,
+// against one prefill of ids (hidden states).
+double decode_vs_prefill(CausalLM& model, const at::Tensor& ids, int64_t p, int64_t steps) {
+  const int64_t T = ids.size(1);
+  at::Tensor full = model.forward(ids, nullptr);
+  auto state = model.new_state(ids.size(0), at::Tensor());
+  std::vector<at::Tensor> parts{model.forward(ids.narrow(1, 0, p), state.get())};
+  for (int64_t t = p; t < p + steps; ++t) parts.push_back(model.forward(ids.narrow(1, t, 1), state.get()));
+  parts.push_back(model.forward(ids.narrow(1, p + steps, T - p - steps), state.get()));
+  return max_abs_diff(at::cat(parts, 1), full) / full.abs().max().item<double>();
+}
+
 }  // namespace
 
 TEST_CASE("mamba2 semantics: official fixtures, fp32, kernels' dt vs logits_fp32_kernels") {
@@ -160,12 +172,7 @@ TEST_CASE("mamba2 semantics: decode with a dt_limit equals prefill, past several
   auto model = load_mamba2(v.path(), Mamba2Dt::kKernels);
   at::Tensor ids = SafetensorsFile(base + "/reference.safetensors").read("input_ids");
   const int64_t T = ids.size(1);
-  at::Tensor full = model->forward(ids, nullptr);
-  auto state = model->new_state(2, at::Tensor());
-  std::vector<at::Tensor> parts{model->forward(ids.narrow(1, 0, 300), state.get())};
-  for (int64_t t = 300; t < 305; ++t) parts.push_back(model->forward(ids.narrow(1, t, 1), state.get()));
-  parts.push_back(model->forward(ids.narrow(1, 305, T - 305), state.get()));
-  const double err = max_abs_diff(at::cat(parts, 1), full) / full.abs().max().item<double>();
+  const double err = decode_vs_prefill(*model, ids, 300, 5);
   MESSAGE(fmt::format("prefill(300) + 5 steps + {} vs prefill({}), dt_limit [0.002, 0.05]: {:.2e}", T - 305, T, err));
   CHECK(err < 1e-5);
 }
@@ -180,8 +187,10 @@ TEST_CASE("mamba2 semantics: held-out configs, per-token loss of the official co
     SafetensorsFile ref(dir + "/reference.safetensors");
     at::Tensor ids = ref.read("input_ids");
     const int64_t T = ids.size(1);
+    const at::Tensor ref_loss = ref.read("token_loss_kernels").to(at::kDouble);
+    auto loss_diff = [&](CausalLM& m) { return (token_loss(logits(m, ids), ids) - ref_loss).abs(); };
     auto model = load_mamba2(dir, Mamba2Dt::kKernels);
-    at::Tensor dl = (token_loss(logits(*model, ids), ids) - ref.read("token_loss_kernels").to(at::kDouble)).abs();
+    at::Tensor dl = loss_diff(*model);
     const double mean = dl.mean().item<double>(), max = dl.max().item<double>();
     MESSAGE(fmt::format("{} (T={}): per-token loss vs the kernels' mean {:.2e} max {:.2e}", name, T, mean, max));
     // Measured on CPU: 2.5e-7 to 3.1e-7 mean, 0.9e-6 to 2.0e-6 max (fp32 sums in another order);
@@ -191,20 +200,14 @@ TEST_CASE("mamba2 semantics: held-out configs, per-token loss of the official co
     if (std::string(name).find("limit") != std::string::npos) {
       // The bar sees the limit: the same weights without it are far off.
       ConfigVariant v(dir, config_with_limit(dir, ""));
-      at::Tensor off = (token_loss(logits(*load_mamba2(v.path(), Mamba2Dt::kKernels), ids), ids) -
-                        ref.read("token_loss_kernels").to(at::kDouble)).abs();
+      at::Tensor off = loss_diff(*load_mamba2(v.path(), Mamba2Dt::kKernels));
       MESSAGE(fmt::format("{} without its time_step_limit: mean {:.2e} max {:.2e}", name, off.mean().item<double>(),
                           off.max().item<double>()));
       CHECK(off.mean().item<double>() > 1e-4);
     }
     // Decoding from a prefill that ends inside a chunk, a few single steps, then the rest.
     const int64_t p = T / 2 + 3;
-    at::Tensor full = model->forward(ids, nullptr);
-    auto state = model->new_state(1, at::Tensor());
-    std::vector<at::Tensor> parts{model->forward(ids.narrow(1, 0, p), state.get())};
-    for (int64_t t = p; t < p + 4; ++t) parts.push_back(model->forward(ids.narrow(1, t, 1), state.get()));
-    parts.push_back(model->forward(ids.narrow(1, p + 4, T - p - 4), state.get()));
-    const double err = max_abs_diff(at::cat(parts, 1), full) / full.abs().max().item<double>();
+    const double err = decode_vs_prefill(*model, ids, p, 4);
     MESSAGE(fmt::format("{}: prefill({}) + 4 steps + {} vs prefill({}): {:.2e}", name, p, T - p - 4, T, err));
     CHECK(err < 1e-5);
   }
