@@ -177,8 +177,14 @@ void DistributedSession::heartbeat_loop() {
         if (it == seen.end()) it = seen.emplace(r, std::make_pair(v, start)).first;
         if (v != it->second.first) it->second = {v, Clock::now()};
         const double quiet = std::chrono::duration<double>(Clock::now() - it->second.second).count();
-        if (quiet > heartbeat_timeout_s_ && hb_store_->add("exited", 0) == 0)
-          set_fault(fmt::format("rank {} sent no heartbeat for {:.0f} s (FOXEVAL_HEARTBEAT_TIMEOUT): it died or hangs", r, quiet));
+        if (quiet > heartbeat_timeout_s_) {
+          {
+            std::lock_guard<std::mutex> dead_lock(mu_);
+            dead_.insert(r);
+          }
+          if (hb_store_->add("exited", 0) == 0)
+            set_fault(fmt::format("rank {} sent no heartbeat for {:.0f} s (FOXEVAL_HEARTBEAT_TIMEOUT): it died or hangs", r, quiet));
+        }
       }
     } catch (const std::exception& e) {
       set_fault(fmt::format("lost the rendezvous store at {}{}: {}", address(),
@@ -225,13 +231,38 @@ std::string DistributedSession::get(const std::string& key) {
 }
 
 void DistributedSession::barrier(const std::string& name, const std::string& status) {
-  set(fmt::format("{}/{}", name, env_.rank), status.empty() ? "ok" : status);
   std::string first_error;
-  for (int64_t r = 0; r < env_.world; ++r) {
-    const std::string s = get(fmt::format("{}/{}", name, r));
-    if (s != "ok" && first_error.empty()) first_error = fmt::format("rank {}: {}", r, s);
+  try {
+    set(fmt::format("{}/{}", name, env_.rank), status.empty() ? "ok" : status);
+    for (int64_t r = 0; r < env_.world; ++r) {
+      const std::string s = get(fmt::format("{}/{}", name, r));
+      if (s != "ok" && first_error.empty()) first_error = fmt::format("rank {}: {}", r, s);
+    }
+  } catch (const Error&) {
+    leave(name);
+    throw;
   }
-  if (!first_error.empty()) throw Error(first_error);
+  if (first_error.empty()) return;
+  leave(name);  // every rank throws now: rank 0 must not take the store before the others read
+  throw Error(first_error);
+}
+
+void DistributedSession::leave(const std::string& name) {
+  const std::string key = name + "/left";
+  if (env_.rank != 0) {
+    try {
+      add(key, 1);
+    } catch (const Error&) {  // the store is gone already: nobody waits for us
+    }
+    return;
+  }
+  auto others_alive = [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return env_.world - 1 - static_cast<int64_t>(dead_.size());
+  };
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (add(key, 0) < others_alive() && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 void DistributedSession::after_item(int64_t items_done_here) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,6 +83,12 @@ class DistributedSession {
   // error another rank posted (so one rank's refusal stops all of them with its reason).
   void barrier(const std::string& name, const std::string& status);
 
+  // Before leaving after the last exchange under `name` (also on an error): the other ranks say
+  // they have read it, and rank 0 (which hosts the store under srun/mpirun) stays until every rank
+  // not found dead has (at most 30 s), so its exit never takes the store from a rank still reading
+  // the reason or the result.
+  void leave(const std::string& name);
+
   // Why this run must stop ("" = it need not): a rank stopped heartbeating, or the store is gone.
   std::string fault() const;
 
@@ -103,6 +110,7 @@ class DistributedSession {
   int64_t die_after_ = -1, die_rank_ = 1;
   mutable std::mutex mu_;
   std::string fault_;
+  std::set<int64_t> dead_;  // ranks the heartbeat found quiet for FOXEVAL_HEARTBEAT_TIMEOUT
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread heartbeat_;

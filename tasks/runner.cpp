@@ -11,7 +11,6 @@
 #include <fstream>
 #include <numeric>
 #include <set>
-#include <thread>
 
 #include "data/errors.h"
 #include "data/hub_cache.h"
@@ -383,6 +382,7 @@ nlohmann::json Runner::complete_distributed(const ResultBuilder& build) {
       write_json_atomic(settings_.out_path, out, 1);
     } catch (const std::exception& e) {
       dist_->set(result_key, nlohmann::json{{"error", fmt::format("rank 0: {}", e.what())}}.dump());
+      dist_->leave(scope_);
       throw;
     }
     std::fclose(journal_);
@@ -390,19 +390,23 @@ nlohmann::json Runner::complete_distributed(const ResultBuilder& build) {
     std::error_code ec;
     for (const std::string& j : journal_files(settings_.out_path)) fs::remove(j, ec);
     dist_->set(result_key, out.dump());
-    // Stay until every other rank has read the result (a lost rank only delays us, boundedly).
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (dist_->add(scope_ + "/left", 0) < dist_->world() - 1 && dist_->fault().empty() &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    dist_->leave(scope_);  // until every other rank has read the result
   } else {
-    out = nlohmann::json::parse(dist_->get(result_key));
-    if (out.contains("error") && !out.contains("header")) throw Error(out["error"].get<std::string>());
+    try {
+      out = nlohmann::json::parse(dist_->get(result_key));
+    } catch (const Error&) {  // a lost rank or store: still say so, rank 0 may be waiting
+      dist_->leave(scope_);
+      throw;
+    }
+    if (out.contains("error") && !out.contains("header")) {
+      dist_->leave(scope_);
+      throw Error(out["error"].get<std::string>());
+    }
     StopSignals::ignore();
     std::fclose(journal_);
     journal_ = nullptr;
     dist_->add("exited", 1);
-    dist_->add(scope_ + "/left", 1);
+    dist_->leave(scope_);
   }
   return out;
 }

@@ -165,7 +165,8 @@ TEST_CASE("distributed: a dead rank stops the others naming it; resume with anot
   CHECK(codes[1] == 128 + SIGKILL);
   for (int r : {0, 2}) {
     CHECK(codes[r] != 0);
-    CHECK(text_of(out + ".err" + std::to_string(r)).find("rank 1 sent no heartbeat") != std::string::npos);
+    const std::string err = text_of(out + ".err" + std::to_string(r));
+    CHECK_MESSAGE(err.find("rank 1 sent no heartbeat") != std::string::npos, "rank ", r, ": ", err);
   }
   CHECK(!std::filesystem::exists(out));
   // Rank 1's two items are in its journal, which every rank of the next run reads.
@@ -174,7 +175,7 @@ TEST_CASE("distributed: a dead rank stops the others naming it; resume with anot
   // Without --resume every rank refuses (one rank's refusal reaches all through the barrier).
   std::vector<int> refused = run_ranks(out, 2, false, true);
   CHECK(refused == std::vector<int>{1, 1});
-  CHECK(text_of(out + ".err1").find("--resume") != std::string::npos);
+  CHECK_MESSAGE(text_of(out + ".err1").find("--resume") != std::string::npos, "rank 1: ", text_of(out + ".err1"));
 
   const std::vector<int> resumed = run_ranks(out, 2, true, true);
   CHECK(resumed == std::vector<int>{0, 0});
