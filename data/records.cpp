@@ -8,14 +8,14 @@
 #include "data/json_file.h"
 #include "data/parquet_reader.h"
 #include "data/utf8.h"
+#include "data/zip_archive.h"
 
 namespace foxeval {
 namespace {
 
 bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos; }
 
-std::vector<nlohmann::json> read_jsonl(const std::string& path) {
-  const std::string text = read_text_file(path);
+std::vector<nlohmann::json> parse_jsonl(const std::string& text, const std::string& path) {
   std::vector<nlohmann::json> records;
   size_t begin = 0;
   for (size_t line_no = 1; begin < text.size(); ++line_no) {
@@ -102,7 +102,12 @@ std::string extension_of(const std::string& path) { return std::filesystem::path
 
 std::vector<nlohmann::json> read_records(const std::string& path) {
   const std::string ext = extension_of(path);
-  if (ext == ".jsonl") return read_jsonl(path);
+  if (const auto zip = split_zip_path(path)) {
+    if (ext != ".jsonl")
+      throw Error(fmt::format("{}: inside a .zip archive records are read from .jsonl members, not '{}'", path, ext));
+    return parse_jsonl(read_zip_member(zip->first, zip->second), path);
+  }
+  if (ext == ".jsonl") return parse_jsonl(read_text_file(path), path);
   if (ext == ".parquet") {
     std::vector<nlohmann::json> rows;
     JsonRowBuilder builder(rows);

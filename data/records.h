@@ -18,7 +18,8 @@
 namespace foxeval {
 
 // Every record of the whole file, in file order. The extension (.jsonl or .parquet) picks the
-// format. Errors are foxeval::Error naming the file and the line (jsonl, 1-based) or row (parquet).
+// format. A path through a .zip archive ("data.zip/data/trec.jsonl", data/zip_archive.h) reads that
+// .jsonl member in place. Errors are foxeval::Error naming the file and the line (jsonl, 1-based) or row (parquet).
 std::vector<nlohmann::json> read_records(const std::string& path);
 
 // Where record `index` of `path` is, for messages: "FILE line N" (.jsonl) or "FILE row N" (.parquet).

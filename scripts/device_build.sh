@@ -13,6 +13,8 @@ export PKG_CONFIG_SYSROOT_DIR=/opt/deps
 export PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig:/opt/deps/usr/share/pkgconfig
 export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export PATH=/usr/local/cuda/bin:$PATH
+# python3-jieba's data (Chinese LongBench metrics), unpacked with the other packages.
+[ -d /opt/deps/usr/lib/python3/dist-packages/jieba ] && export FOXEVAL_JIEBA_DIR=/opt/deps/usr/lib/python3/dist-packages/jieba
 cxx=g++; [ -x /opt/gcc/bin/g++ ] && cxx=/opt/gcc/bin/g++
 cmake -S "$here" -B "$here/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what foxeval needs on Debian 12 (idempotent), then configures and builds build/.
 #   Debian packages: compilers, CMake/Ninja, CLI11, nlohmann/json, re2, fmt, doctest, blosc,
-#   libcurl (the NIAH judge's HTTP client).
+#   libcurl (the NIAH judge's HTTP client), libzip (LongBench's data.zip), python3-jieba (the
+#   dictionary and HMM tables LongBench's Chinese metrics segment with; read at run time).
 #   LibTorch: from PyPI's torch wheel (2.11, CUDA 13) in .venv/, plus test tooling.
 #   CUDA: the CUDA 13.0 toolkit (nvcc) must be installed (as on the CI image): kernels are
 #   compiled and linked everywhere, and run where a GPU is.
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 pkgs="build-essential cmake ninja-build pkg-config python3-venv libfmt-dev nlohmann-json3-dev libcli11-dev
-      doctest-dev libre2-dev libblosc-dev libcurl4-openssl-dev"
+      doctest-dev libre2-dev libblosc-dev libcurl4-openssl-dev libzip-dev python3-jieba"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -16,16 +16,18 @@ struct Record {
 };
 
 // DIR/{task}.jsonl (DIR/{task}_e.jsonl when `e`), else the .parquet beside it; the error names both
-// when neither exists.
+// when neither exists. DIR may also be LongBench's data.zip itself: the path into the archive
+// (DIR/data/{task}.jsonl, read in place by data/records.h).
 std::string task_data_path(const std::string& dir, const std::string& task, bool e);
 
 // Reads and checks every record: input, context, dataset, language, _id strings; answers a list of
-// strings; length an integer; all_classes null or a list of strings. Errors name the file, the line
+// JSON scalars (LongBench's passage_count files carry numbers; they are scored as Python's str()); length an integer; all_classes null or a list of strings. Errors name the file, the line
 // (or row) and the field.
 std::vector<Record> read_task_records(const std::string& path);
 
 // all_classes as the metrics take it (null -> empty).
 std::vector<std::string> all_classes_of(const nlohmann::json& record);
+// The answers as metrics.py sees them: Python's str() of each (15 -> "15", 1.5 -> "1.5").
 std::vector<std::string> answers_of(const nlohmann::json& record);
 
 }  // namespace foxeval::longbench
