@@ -22,11 +22,18 @@ namespace foxeval {
 namespace {
 
 void add_prompt_options(CLI::App* cmd, longbench::PromptSettings& p) {
-  cmd->add_option("--data", p.data_dir, "LongBench's data/ folder: {task}.jsonl ({task}_e.jsonl with --e) or .parquet")->required();
-  cmd->add_option("--tasks", p.tasks, "comma-separated tasks (default: the paper's 14 English tasks; 11 with --e)");
+  cmd->add_option("--data", p.data_dir,
+                  "LongBench's data/ folder ({task}.jsonl, {task}_e.jsonl with --e, or .parquet) or its released data.zip")->required();
+  cmd->add_option("--tasks", p.tasks, "comma-separated tasks, or all (LongBench's 21; 13 with --e) (default: the paper's 14 English tasks; 11 with --e)");
   cmd->add_flag("--e", p.e, "LongBench-E: read {task}_e files, score by length bucket");
   cmd->add_option("--max-length", p.max_length, "prompt tokens kept (cut in the middle as pred.py; default 15500)");
   cmd->add_option("--config", p.config_dir, "folder with your own dataset2prompt.json and dataset2maxlen.json");
+}
+
+// --limit N, where given, keeps the first N >= 1 records of each task (0 would run nothing).
+void check_limit(const CLI::Option* option, int64_t limit) {
+  if (option->count() && limit < 1)
+    throw Error(fmt::format("--limit {}: must be at least 1 (the first N records of each task; leave it out for all)", limit));
 }
 
 void print_scores(const nlohmann::json& scores) {
@@ -45,8 +52,9 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     add_prompt_options(cmd, *p);
     cmd->add_option("--out", *out, "JSON lines: {task, index, _id, input_ids}")->required();
     cmd->add_option("--model", *model, "take vocab.json/merges.txt from this checkpoint (default: bundled GPT-2)");
-    cmd->add_option("--limit", p->limit, "first N records of each task");
-    cmd->callback([p, out, model] {
+    CLI::Option* limit = cmd->add_option("--limit", p->limit, "first N records of each task (default: all)");
+    cmd->callback([p, out, model, limit] {
+      check_limit(limit, p->limit);
       const Gpt2Tokenizer tok = Gpt2Tokenizer::load(*model);
       const longbench::PromptSet set = longbench::build_prompt_set(*p, tok);
       longbench::write_prompts_jsonl(set, *out);
@@ -62,18 +70,22 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
     add_prompt_options(cmd, s->prompts);
     cmd->add_option("--out", s->out_dir, "folder: run.json, {task}.jsonl + .done, result.json")->required();
-    cmd->add_option("--limit", s->prompts.limit, "first N records of each task");
+    CLI::Option* limit = cmd->add_option("--limit", s->prompts.limit, "first N records of each task (default: all)");
     cmd->add_option("--device", s->run.device, "cpu or cuda[:N]");
     add_pruning_option(cmd, s->run);
   cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
         ->check(CLI::IsMember({"float32", "bfloat16"}));
-    cmd->add_option("--max-new-tokens", s->max_new_tokens, "cap every task's generation length (quick checks)");
+    CLI::Option* max_new = cmd->add_option("--max-new-tokens", s->max_new_tokens,
+                                           "cap every task's generation length (quick checks; default: dataset2maxlen)");
     add_generation_options(cmd, s->generation);
     cmd->add_option("--num-shards", shards->first, "split the records over N shards (default: from the launcher)");
     cmd->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
     cmd->add_flag("--resume", s->resume, "continue an interrupted run from its journal");
     cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues)");
-    cmd->callback([s, shards] {
+    cmd->callback([s, shards, limit, max_new] {
+      check_limit(limit, s->prompts.limit);
+      if (max_new->count() && s->max_new_tokens < 1)
+        throw Error(fmt::format("--max-new-tokens {}: must be at least 1 (it caps each task's dataset2maxlen)", s->max_new_tokens));
       // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
       const ShardPlan plan = plan_shards("longbench", shards->first, shards->second);
       s->num_shards = plan.num_shards;
@@ -109,7 +121,11 @@ CommandRegistrar longbench_command([](CLI::App& root) {
       const nlohmann::json result = read_json(*in);
       if (!result.contains("predictions") || !result.contains("scores") || !result.contains("tasks"))
         throw Error(fmt::format("{}: not a longbench result (a shard part must be merged first with `foxeval merge`)", *in));
-      longbench::write_official_files(result, *out);
+      try {
+        longbench::write_official_files(result, *out);
+      } catch (const nlohmann::json::exception& err) {  // a field of the wrong type
+        throw Error(fmt::format("{}: not a longbench result ({})", *in, err.what()));
+      }
       print_scores(result.at("scores"));
     });
   }
@@ -120,13 +136,22 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     auto out = std::make_shared<std::string>();
     auto e = std::make_shared<bool>(false);
     CLI::App* cmd = group->add_subcommand("score", "Score an official-layout folder of predictions as eval.py");
-    cmd->add_option("pred_dir", *dir, "folder of {task}.jsonl files with .done sentinels (pred.py's pred/<model>)")->required();
+    cmd->add_option("pred_dir", *dir,
+                    "folder of {task}.jsonl files with .done sentinels (pred.py's pred/<model>); every file that can be scored is, "
+                    "the others are named and the exit code is 2")->required();
     cmd->add_flag("--e", *e, "LongBench-E buckets (0-4k, 4-8k, 8k+)");
     cmd->add_option("--out", *out, "write the scores as eval.py's result.json");
     cmd->callback([dir, out, e] {
-      const nlohmann::json scores = longbench::score_pred_dir(*dir, *e);
-      if (!out->empty()) write_text_atomic(*out, longbench::python_json_dumps(scores, 4));
-      print_scores(scores);
+      const longbench::PredDirScores scored = longbench::score_pred_dir(*dir, *e);
+      if (!out->empty()) write_text_atomic(*out, longbench::python_json_dumps(scored.scores, 4));
+      print_scores(scored.scores);
+      // Whatever could be scored is written; a file that could not be is named, and the exit says so.
+      for (const auto& [file, why] : scored.unscored) std::fprintf(stderr, "[longbench score] %s not scored: %s\n", file.c_str(), why.c_str());
+      if (!scored.unscored.empty()) {
+        std::fprintf(stderr, "foxeval longbench score: %zu of %zu prediction files not scored (above)\n", scored.unscored.size(),
+                     scored.unscored.size() + scored.scores.size());
+        std::exit(2);
+      }
     });
   }
 });

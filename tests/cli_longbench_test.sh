@@ -81,5 +81,67 @@ mkdir -p "$tmp/cfg" && echo '{"trec": "{context} {question}"}' >"$tmp/cfg/datase
 expect_error "template field" "field 'question' is not in the record" "$FOXEVAL" longbench prompts --data $data --tasks trec \
   --config "$tmp/cfg" --out "$tmp/x.jsonl"
 
+# exit 2 and a clean message for each (issue: hostile input), nothing written
+expect_code() { local want="$1" name="$2"; shift 2; "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  [ $rc -eq "$want" ] && ! grep -q "terminate called\|Exception raised from" "$tmp/err" && ok || { bad "$name (exit $rc, want $want)"; cat "$tmp/err" >&2; }; }
+expect_code 2 "--limit 0" run_on $data --out "$tmp/lim0" --limit 0
+[ ! -e "$tmp/lim0" ] && ok || bad "--limit 0 wrote nothing"
+expect_code 2 "--max-new-tokens -3" "$FOXEVAL" longbench run --model $model --data $data --tasks trec --max-new-tokens -3 --out "$tmp/mnt"
+mkdir -p "$tmp/empty" && : >"$tmp/empty/trec.jsonl"
+expect_error "empty task file" "trec.jsonl: no records" "$FOXEVAL" longbench prompts --data "$tmp/empty" --tasks trec --out "$tmp/x.jsonl"
+# a merged result whose task name climbs out of --out
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["tasks"] = ["../../EVIL"]
+r["predictions"] = {"../../EVIL": r["predictions"]["qasper"]}; json.dump(r, open(sys.argv[2], "w"))' "$tmp/merged.json" "$tmp/evil.json"
+grep -q 'EVIL' "$tmp/evil.json" && ok || bad "evil result made"
+mkdir -p "$tmp/ev/a/b"
+expect_error "export of a climbing task name" "cannot name a file" "$FOXEVAL" longbench export "$tmp/evil.json" --out "$tmp/ev/a/b/out"
+[ -z "$(find "$tmp/ev" -type f)" ] && ok || bad "nothing written by the refused export"
+
+# ---- LongBench's released data.zip, read in place: the same prompts as the folder
+python3 - "$data" "$tmp/data.zip" <<'PY'
+import os, sys, zipfile
+src, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for name in sorted(os.listdir(src)):
+        z.write(os.path.join(src, name), "data/" + name)
+PY
+expect_ok "prompts from data.zip" "$FOXEVAL" longbench prompts --data "$tmp/data.zip" --tasks $all --max-length 512 --out "$tmp/zprompts.jsonl"
+cmp -s <(ids "$tmp/zprompts.jsonl") <(ids $fixtures/prompts_512.jsonl) && ok || bad "data.zip prompts equal the folder's"
+expect_error "data.zip without the task" "the archive has no lsht.jsonl" "$FOXEVAL" longbench prompts --data "$tmp/data.zip" --tasks lsht --out "$tmp/x.jsonl"
+head -c 100 "$tmp/data.zip" >"$tmp/broken.zip"
+expect_error "a broken zip" "broken.zip: cannot open as a zip archive" "$FOXEVAL" longbench prompts --data "$tmp/broken.zip" --tasks trec --out "$tmp/x.jsonl"
+
+# ---- numeric answers (passage_count's released files) and a Chinese task: run, carried, scored
+mkdir -p "$tmp/num"
+python3 - $data/trec.jsonl "$tmp/num/passage_count.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    for i, r in enumerate(rows):
+        r.update(dataset="passage_count", all_classes=None, answers=[[3, 7.5, 12][i % 3]])
+        f.write(json.dumps(r, ensure_ascii=False) + "\n")
+PY
+cp $data/multifieldqa_zh.jsonl "$tmp/num/"
+expect_ok "run numeric + zh" "$FOXEVAL" longbench run --model $model --data "$tmp/num" --tasks passage_count,multifieldqa_zh \
+  --max-length 512 --max-new-tokens 4 --out "$tmp/numrun"
+head -1 "$tmp/numrun/passage_count.jsonl" | grep -q '"answers": \[3\], "all_classes": null' && ok || bad "numeric answers carried unchanged"
+sed -n 2p "$tmp/numrun/passage_count.jsonl" | grep -q '"answers": \[7.5\]' && ok || bad "float answers carried unchanged"
+grep -qE '^    "multifieldqa_zh": [0-9.]+' "$tmp/numrun/result.json" && grep -qE '^    "passage_count": [0-9.]+' "$tmp/numrun/result.json" \
+  && ok || bad "Chinese and numeric tasks scored"
+expect_ok "score numeric + zh" "$FOXEVAL" longbench score "$tmp/numrun" --out "$tmp/numscored.json"
+cmp -s "$tmp/numscored.json" "$tmp/numrun/result.json" && ok || bad "score equals the run (numeric + zh)"
+
+# ---- score what can be scored: an unknown task and a classification task without all_classes are named
+cp -r "$tmp/full" "$tmp/partial"
+echo '{"pred": "x", "answers": ["x"], "all_classes": null, "length": 1}' >"$tmp/partial/mytask.jsonl"
+: >"$tmp/partial/mytask.jsonl.done"
+sed '$ s/"all_classes": \[[^]]*\]/"all_classes": null/' "$tmp/full/trec.jsonl" >"$tmp/partial/trec.jsonl"
+"$FOXEVAL" longbench score "$tmp/partial" --out "$tmp/partial.json" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && ok || bad "score with unscorable files exits 2"
+grep -q 'mytask.jsonl not scored: .*no metric for dataset "mytask"' "$tmp/err" && ok || bad "unknown task named"
+grep -q 'trec.jsonl not scored: .*all_classes": null' "$tmp/err" && ok || bad "all_classes null named"
+grep -q '"qasper"' "$tmp/partial.json" && grep -q '"lcc"' "$tmp/partial.json" && ! grep -q '"trec"' "$tmp/partial.json" \
+  && ok || bad "the scorable tasks still written"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -123,10 +123,10 @@ TEST_CASE("longbench metric: errors name the dataset and the reason") {
     return std::string("(no error)");
   };
   CHECK(message([] { lb::metric("nosuch", "a", "b", {}); }).find("\"nosuch\"") != std::string::npos);
+  // The jieba tasks are scored (tests/test_longbench_zh.cpp); invalid UTF-8 is still an error there.
   for (const char* ds : {"multifieldqa_zh", "dureader", "vcsum"}) {
-    const std::string m = message([&] { lb::metric(ds, "北京", "北京", {}); });
-    CHECK(m.find(ds) != std::string::npos);
-    CHECK(m.find("jieba") != std::string::npos);
+    CHECK(lb::metric(ds, "北京", "北京", {}) > 0.99);
+    CHECK(message([&] { lb::metric(ds, std::string("\xff"), "a", {}); }).find("UTF-8") != std::string::npos);
   }
   CHECK(message([] { lb::metric("passage_retrieval_en", "1", "none", {}); }).find("Paragraph") != std::string::npos);
   CHECK(message([] { lb::metric("qasper", std::string("\xff"), "a", {}); }).find("UTF-8") != std::string::npos);

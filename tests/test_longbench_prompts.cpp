@@ -215,15 +215,18 @@ TEST_CASE("longbench score: a pred folder is scored as eval.py, files without .d
     classes.push_back(r["all_classes"]);
     lengths.push_back(r["length"]);
   }
-  const nlohmann::json s = longbench::score_pred_dir(dir.path.string(), false);
+  const nlohmann::json s = longbench::score_pred_dir(dir.path.string(), false).scores;
   CHECK(s.size() == 1);
   CHECK(s.at("trec").get<double>() == longbench::score_dataset("trec", preds, answers, classes));
   CHECK(s.at("trec").get<double>() == doctest::Approx(33.33));
-  const nlohmann::json se = longbench::score_pred_dir(dir.path.string(), true);
+  const nlohmann::json se = longbench::score_pred_dir(dir.path.string(), true).scores;
   CHECK(se.at("trec") == longbench::score_dataset_e("trec", preds, answers, classes, lengths));
 
   write_file(dir.path / "qasper.jsonl.done", "");
-  CHECK(error_of<Error>([&] { longbench::score_pred_dir(dir.path.string(), false); }).find("qasper.jsonl line 1") != std::string::npos);
+  // A bad line: that file is not scored (named, with the line), the others still are.
+  const longbench::PredDirScores bad = longbench::score_pred_dir(dir.path.string(), false);
+  CHECK(bad.scores == s);
+  CHECK(bad.unscored.at("qasper.jsonl").find("qasper.jsonl line 1") != std::string::npos);
 }
 
 }  // namespace foxeval

@@ -90,10 +90,26 @@ const std::vector<std::string>& english_tasks_e() {
   return tasks;
 }
 
+const std::vector<std::string>& all_tasks(bool e) {
+  // LongBench's 21 tasks in its README's order; LongBench-E's 13 (upstream pred.py's --e list).
+  static const std::vector<std::string> tasks = {
+      "narrativeqa", "qasper",     "multifieldqa_en", "multifieldqa_zh", "hotpotqa",    "2wikimqa",
+      "musique",     "dureader",   "gov_report",      "qmsum",           "multi_news",  "vcsum",
+      "trec",        "triviaqa",   "samsum",          "lsht",            "passage_count",
+      "passage_retrieval_en",      "passage_retrieval_zh",               "lcc",         "repobench-p"};
+  static const std::vector<std::string> tasks_e = {"qasper",   "multifieldqa_en", "hotpotqa",      "2wikimqa",
+                                                   "gov_report", "multi_news",    "trec",          "triviaqa",
+                                                   "samsum",   "passage_count",   "passage_retrieval_en", "lcc",
+                                                   "repobench-p"};
+  return e ? tasks_e : tasks;
+}
+
 std::vector<std::string> select_tasks(const TaskConfig& config, const std::string& named, bool e) {
   std::vector<std::string> tasks;
   if (named.empty()) {
     tasks = e ? english_tasks_e() : english_tasks();
+  } else if (named == "all") {
+    tasks = all_tasks(e);
   } else {
     size_t start = 0;
     while (start <= named.size()) {

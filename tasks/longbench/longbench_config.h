@@ -28,8 +28,11 @@ TaskConfig load_task_config(const std::string& dir);
 const std::vector<std::string>& english_tasks();
 const std::vector<std::string>& english_tasks_e();
 
-// The tasks to run: `named` (comma-separated, as given) or the default list; every task must be in
-// the config (the error lists the known ones).
+// LongBench's 21 tasks in its order (LongBench-E: its 13).
+const std::vector<std::string>& all_tasks(bool e);
+
+// The tasks to run: `named` (comma-separated, as given; "all": all_tasks) or the default list; every
+// task must be in the config (the error lists the known ones).
 std::vector<std::string> select_tasks(const TaskConfig& config, const std::string& named, bool e);
 
 }  // namespace foxeval::longbench

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "tasks/longbench/longbench_data.h"
 #include "tasks/longbench/longbench_prompt_set.h"
 #include "tasks/longbench/metrics.h"
+#include "tasks/longbench/python_numbers.h"
 #include "tasks/runner.h"
 
 namespace fs = std::filesystem;
@@ -69,7 +71,7 @@ void dump_to(std::string& out, const nlohmann::json& v, int indent, int depth) {
       else if (std::isinf(d))
         out += d > 0 ? "Infinity" : "-Infinity";
       else
-        out += v.dump();  // shortest round-trip digits, as Python's float repr
+        out += python_float_repr(d);  // json.dumps writes float.__repr__
       return;
     }
     default:
@@ -99,9 +101,29 @@ struct TaskColumns {
   std::vector<std::string> predictions;
   std::vector<std::vector<std::string>> answers, all_classes;
   std::vector<int64_t> lengths;
+  bool last_classes_null = false;  // eval.py scores every record with the last record's all_classes
+
+  // One record's fields; `e` needs its length. Errors name the field (the caller adds the place).
+  void add(const nlohmann::json& r, bool e) {
+    if (!r.at("pred").is_string()) throw Error("field 'pred' must be a string");
+    predictions.push_back(r.at("pred").get<std::string>());
+    answers.push_back(answers_of(r));
+    all_classes.push_back(all_classes_of(r));
+    last_classes_null = r.at("all_classes").is_null();
+    if (e) {  // eval.py reads the lengths only for LongBench-E's buckets
+      if (!r.contains("length") || !r.at("length").is_number_integer())
+        throw Error("field 'length' (an integer) is needed for LongBench-E's buckets");
+      lengths.push_back(r.at("length").get<int64_t>());
+    }
+  }
 };
 
 nlohmann::json score_task(const std::string& task, const TaskColumns& c, bool e) {
+  if (!has_metric(task)) metric(task, "", "", {});  // throws, naming the datasets eval.py knows
+  // classification_score iterates all_classes: eval.py fails on None (TypeError) instead of scoring.
+  if (uses_all_classes(task) && c.last_classes_null)
+    throw Error(fmt::format("\"{}\" is scored with classification_score, which needs all_classes, but the last record "
+                            "has \"all_classes\": null (eval.py stops with a TypeError there)", task));
   if (e) return score_dataset_e(task, c.predictions, c.answers, c.all_classes, c.lengths);
   return score_dataset(task, c.predictions, c.answers, c.all_classes);
 }
@@ -114,18 +136,14 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
   nlohmann::json predictions = nlohmann::json::object();
   for (const nlohmann::json& r : records) {
     const std::string task = r.at("task").get<std::string>();
-    TaskColumns& c = columns[task];
-    c.predictions.push_back(r.at("pred").get<std::string>());
-    c.answers.push_back(answers_of(r));
-    c.all_classes.push_back(all_classes_of(r));
-    c.lengths.push_back(r.at("length").get<int64_t>());
+    columns[task].add(r, e);
     predictions[task].push_back(r);
   }
   nlohmann::json scores = nlohmann::json::object(), errors = nlohmann::json::object();
   for (const std::string& task : identity.at("tasks").get<std::vector<std::string>>()) {
     if (!columns.count(task)) continue;  // --limit 0
-    // A task foxeval cannot score (jieba) still has its predictions written in the official
-    // layout; the reason is kept instead of a score.
+    // A task eval.py cannot score still has its predictions written in the official layout; the
+    // reason is kept instead of a score.
     try {
       scores[task] = score_task(task, columns.at(task), e);
     } catch (const Error& err) {
@@ -139,9 +157,26 @@ namespace {
 ResultBuilderRegistrar register_longbench("longbench", build_result);
 }  // namespace
 
+namespace {
+
+// A task name becomes a file name under --out: only names of LongBench's shape pass (letters,
+// digits, '_', '-', and '.' not first), so a result file cannot steer a write elsewhere.
+void check_task_file_name(const std::string& task) {
+  bool ok = !task.empty() && task.size() <= 100 && task[0] != '.';
+  for (char c : task) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+  if (!ok)
+    throw Error(fmt::format("task name {} cannot name a file: a LongBench task is letters, digits, '_', '-' or '.' "
+                            "(not first), at most 100 characters",
+                            nlohmann::json(task).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+}
+
+}  // namespace
+
 void write_official_files(const nlohmann::json& result, const std::string& out_dir) {
+  const std::vector<std::string> tasks = result.at("tasks").get<std::vector<std::string>>();
+  for (const std::string& task : tasks) check_task_file_name(task);  // before anything is written
   fs::create_directories(out_dir);
-  for (const std::string& task : result.at("tasks").get<std::vector<std::string>>()) {
+  for (const std::string& task : tasks) {
     if (!result.at("predictions").contains(task)) continue;
     std::string text;
     for (const nlohmann::json& r : result.at("predictions").at(task)) text += pred_line(r) + "\n";
@@ -152,52 +187,59 @@ void write_official_files(const nlohmann::json& result, const std::string& out_d
   write_text_atomic((fs::path(out_dir) / "result.json").string(), python_json_dumps(result.at("scores"), 4));
 }
 
-nlohmann::json score_pred_dir(const std::string& dir, bool e) {
+namespace {
+
+// One prediction file as eval.py reads it; errors name the file and line.
+TaskColumns read_pred_file(const fs::path& file, bool e) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot read", file.string()));
+  TaskColumns c;
+  std::string line;
+  int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const std::string where = fmt::format("{} line {}", file.string(), line_no);
+    nlohmann::json r = nlohmann::json::parse(line, nullptr, false);
+    if (r.is_discarded() || !r.is_object()) throw Error(fmt::format("{}: not a JSON object", where));
+    for (const char* field : {"pred", "answers", "all_classes"})
+      if (!r.contains(field)) throw Error(fmt::format("{}: field '{}' is missing", where, field));
+    try {
+      c.add(r, e);
+    } catch (const Error& err) {
+      throw Error(fmt::format("{}: {}", where, err.what()));
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+PredDirScores score_pred_dir(const std::string& dir, bool e) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(fmt::format("{}: not a folder of LongBench predictions", dir));
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".jsonl" && fs::is_regular_file(entry.path().string() + ".done", ec))
-      files.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".jsonl") files.push_back(entry.path());
   std::sort(files.begin(), files.end());  // eval.py follows os.listdir's order; sorted here, for stable output
-  if (files.empty()) throw Error(fmt::format("{}: no {{task}}.jsonl with a .done sentinel beside it", dir));
-  nlohmann::json scores = nlohmann::json::object();
+  PredDirScores out;
+  out.scores = nlohmann::json::object();
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
-    const std::string dataset = name.substr(0, name.find('.'));
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error(fmt::format("{}: cannot read", file.string()));
-    TaskColumns c;
-    std::string line;
-    int64_t line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      const std::string where = fmt::format("{} line {}", file.string(), line_no);
-      nlohmann::json r = nlohmann::json::parse(line, nullptr, false);
-      if (r.is_discarded() || !r.is_object()) throw Error(fmt::format("{}: not a JSON object", where));
-      for (const char* field : {"pred", "answers", "all_classes"})
-        if (!r.contains(field)) throw Error(fmt::format("{}: field '{}' is missing", where, field));
-      if (!r["pred"].is_string()) throw Error(fmt::format("{}: field 'pred' must be a string", where));
-      try {
-        c.predictions.push_back(r["pred"].get<std::string>());
-        c.answers.push_back(answers_of(r));
-        c.all_classes.push_back(all_classes_of(r));
-      } catch (const nlohmann::json::exception&) {
-        throw Error(fmt::format("{}: 'answers' must be a list of strings and 'all_classes' null or one", where));
-      }
-      if (e) {
-        if (!r.contains("length") || !r["length"].is_number_integer())
-          throw Error(fmt::format("{}: field 'length' (an integer) is needed for LongBench-E buckets", where));
-        c.lengths.push_back(r["length"].get<int64_t>());
-      }
+    if (!fs::is_regular_file(file.string() + ".done", ec)) {
+      out.unscored[name] = "incomplete: no .done sentinel beside it (pred.py may still be writing it); skipped, as eval.py does";
+      continue;
     }
+    const std::string dataset = name.substr(0, name.find('.'));
+    // Every other file is still scored when one cannot be: the reasons are returned beside the scores.
     try {
-      scores[dataset] = score_task(dataset, c, e);
+      out.scores[dataset] = score_task(dataset, read_pred_file(file, e), e);
     } catch (const Error& err) {
-      throw Error(fmt::format("{}: {}", file.string(), err.what()));
+      out.unscored[name] = err.what();
     }
   }
-  return scores;
+  if (out.scores.empty() && out.unscored.empty())
+    throw Error(fmt::format("{}: no {{task}}.jsonl prediction files (pred.py's pred/<model> folder)", dir));
+  return out;
 }
 
 }  // namespace foxeval::longbench

@@ -5,6 +5,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,8 @@ std::string pred_line(const nlohmann::json& record);
 
 // The run's result from its records (tasks/runner.h ResultBuilder; registered as "longbench").
 // identity: "tasks" (order), "e". records: {"task","index","pred","answers","all_classes","length",...}.
-// Result: {"scores": eval.py's dict, "score_errors": {task: why} for tasks that cannot be scored
-// (the Chinese jieba ones), "predictions": {task: [records in data order]}, "tasks": [...]}.
+// Result: {"scores": eval.py's dict, "score_errors": {task: why} for tasks eval.py cannot score
+// (e.g. a classification task without all_classes), "predictions": {task: [records in data order]}, "tasks": [...]}.
 nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nlohmann::json>& records);
 
 // Writes OUT/{task}.jsonl + .done for every task of `result` and OUT/result.json (its scores), each
@@ -29,7 +30,13 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
 void write_official_files(const nlohmann::json& result, const std::string& out_dir);
 
 // eval.py over a folder: every *.jsonl with a .done beside it, dataset = the name up to its first
-// '.', scored with scorer (or scorer_e when `e`). Errors name the file and line.
-nlohmann::json score_pred_dir(const std::string& dir, bool e);
+// '.', scored with scorer (or scorer_e when `e`).
+struct PredDirScores {
+  nlohmann::json scores;                         // eval.py's result.json: {dataset: score}
+  std::map<std::string, std::string> unscored;   // {file name: why}: no .done, bad line, unknown task, ...
+};
+// Every file that can be scored is, whatever the others hold; the reasons for the rest name the
+// file and line. Error only when the folder is missing or holds no .jsonl at all.
+PredDirScores score_pred_dir(const std::string& dir, bool e);
 
 }  // namespace foxeval::longbench

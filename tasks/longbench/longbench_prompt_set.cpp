@@ -29,6 +29,8 @@ PromptSet build_prompt_set(const PromptSettings& s, const Gpt2Tokenizer& tok) {
     path_of[task] = path;
     set.data_files.push_back(path);
     std::vector<Record> records = read_task_records(path);
+    if (records.empty())
+      throw Error(fmt::format("{}: no records (task '{}'); LongBench's files hold one JSON object per line", path, task));
     if (s.limit >= 0 && static_cast<int64_t>(records.size()) > s.limit) records.resize(static_cast<size_t>(s.limit));
     for (Record& r : records) set.prompts.push_back({task, std::move(r), {}});
   }

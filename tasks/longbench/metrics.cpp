@@ -5,6 +5,7 @@
 #include <map>
 
 #include "data/errors.h"
+#include "tasks/longbench/jieba.h"
 #include "tasks/longbench/rouge.h"
 #include "tasks/longbench/sequence_matcher.h"
 #include "tasks/longbench/unicode.h"
@@ -113,6 +114,51 @@ double rouge_score(const std::string& prediction, const std::string& ground_trut
   return rouge_l_f(prediction, ground_truth).value_or(0.0);
 }
 
+namespace {
+
+// normalize_zh_answer's punctuation: string.punctuation + its cn_punctuation string.
+bool zh_punctuation(char32_t c) {
+  static const std::u32string cn =
+      U"！？｡。＂＃＄％＆＇（）＊＋，－／：；＜＝＞＠［＼］＾＿｀｛｜｝～｟｠｢｣､、〃》「」『』【】〔〕〖〗〘〙〚〛〜〝〞〟〰〾〿–—‘’‛“”„‟…‧﹏.";
+  return ascii_punctuation(c) || cn.find(c) != std::u32string::npos;
+}
+
+}  // namespace
+
+std::string normalize_zh_answer(const std::string& s) {
+  // white_space_fix(remove_punc(lower(s))): "".join(text.split()) drops every whitespace.
+  std::u32string kept;
+  for (char32_t c : py_lower(utf8_to_u32(s, "qa_f1_zh_score text")))
+    if (!zh_punctuation(c) && !py_isspace(c)) kept += c;
+  return u32_to_utf8(kept);
+}
+
+double qa_f1_zh_score(const std::string& prediction, const std::string& ground_truth) {
+  auto tokens = [](const std::string& text) {
+    std::vector<std::string> out;
+    for (const std::string& token : jieba_cut(text)) {
+      std::string t = normalize_zh_answer(token);
+      if (!t.empty()) out.push_back(std::move(t));
+    }
+    return out;
+  };
+  return token_f1(tokens(prediction), tokens(ground_truth));
+}
+
+double rouge_zh_score(const std::string& prediction, const std::string& ground_truth) {
+  auto joined = [](const std::string& text) {
+    std::string out;
+    bool first = true;
+    for (const std::string& token : jieba_cut(text)) {
+      if (!first) out += ' ';
+      first = false;
+      out += token;
+    }
+    return out;
+  };
+  return rouge_l_f(joined(prediction), joined(ground_truth), kRougeZhMaxReconDepth).value_or(0.0);
+}
+
 double classification_score(const std::string& prediction, const std::string& ground_truth,
                             const std::vector<std::string>& all_classes) {
   // Substring tests on valid UTF-8 bytes agree with Python's on code points.
@@ -168,6 +214,13 @@ std::string first_line(const std::string& prediction) {
   return prediction.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
+bool has_metric(const std::string& dataset) { return dataset2metric().count(dataset) > 0; }
+
+bool uses_all_classes(const std::string& dataset) {
+  const auto it = dataset2metric().find(dataset);
+  return it != dataset2metric().end() && it->second == Metric::kClassification;
+}
+
 double metric(const std::string& dataset, const std::string& prediction, const std::string& answer,
               const std::vector<std::string>& all_classes) {
   const auto& table = dataset2metric();
@@ -185,12 +238,8 @@ double metric(const std::string& dataset, const std::string& prediction, const s
     case Metric::kRetrievalZh: return retrieval_zh_score(prediction, answer);
     case Metric::kCount: return count_score(prediction, answer);
     case Metric::kCodeSim: return code_sim_score(prediction, answer);
-    case Metric::kQaF1Zh:
-    case Metric::kRougeZh:
-      throw Error("longbench: scoring \"" + dataset + "\" (" +
-                  (it->second == Metric::kQaF1Zh ? "qa_f1_zh_score" : "rouge_zh_score") +
-                  ") needs the jieba segmenter, which foxeval does not have; score this task's "
-                  "predictions with the official eval.py");
+    case Metric::kQaF1Zh: return qa_f1_zh_score(prediction, answer);
+    case Metric::kRougeZh: return rouge_zh_score(prediction, answer);
   }
   throw Error("longbench: unhandled metric for dataset \"" + dataset + "\"");
 }

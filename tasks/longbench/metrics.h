@@ -7,9 +7,9 @@
 // all_classes of the LAST record of the file (eval.py overwrites it while reading; LongBench's
 // files carry the same list on every record).
 //
-// The Chinese metrics qa_f1_zh_score and rouge_zh_score segment words with jieba, which foxeval
-// does not have: multifieldqa_zh, dureader and vcsum throw. lsht (classification_score) and
-// passage_retrieval_zh (retrieval_zh_score) use no segmenter and are scored.
+// The Chinese metrics qa_f1_zh_score and rouge_zh_score segment words with jieba.cut(text,
+// cut_all=False) of jieba 0.42.1: tasks/longbench/jieba.h, a port of its algorithm reading
+// Debian's python3-jieba data.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -20,7 +20,7 @@
 namespace foxeval::longbench {
 
 // metrics.py's metric for `dataset` (eval.py's dataset2metric) on one (prediction, answer) pair,
-// with no first-line cut. foxeval::Error for an unknown dataset, for the jieba datasets, for a
+// with no first-line cut. foxeval::Error for an unknown dataset, for a
 // passage_retrieval answer without "Paragraph N" / "段落N" (metrics.py: IndexError) and for
 // invalid UTF-8.
 double metric(const std::string& dataset, const std::string& prediction, const std::string& answer,
@@ -51,6 +51,17 @@ double retrieval_score(const std::string& prediction, const std::string& ground_
 double retrieval_zh_score(const std::string& prediction, const std::string& ground_truth);
 double count_score(const std::string& prediction, const std::string& ground_truth);
 double code_sim_score(const std::string& prediction, const std::string& ground_truth);
+double qa_f1_zh_score(const std::string& prediction, const std::string& ground_truth);
+double rouge_zh_score(const std::string& prediction, const std::string& ground_truth);
+
+// normalize_zh_answer(s): lower, drop string.punctuation and metrics.py's Chinese punctuation,
+// drop every whitespace character.
+std::string normalize_zh_answer(const std::string& s);
+
+// True for the datasets eval.py scores with classification_score (they need all_classes).
+bool uses_all_classes(const std::string& dataset);
+// True for the datasets of eval.py's dataset2metric (LongBench's 21 tasks).
+bool has_metric(const std::string& dataset);
 
 // normalize_answer(s).split(): lower, drop string.punctuation (ASCII only), articles a/an/the as
 // whole \w words replaced by a space, split on Unicode whitespace.

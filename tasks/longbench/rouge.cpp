@@ -43,8 +43,8 @@ std::vector<Words> sentences(const std::u32string& text, WordIds& ids) {
 
 // rouge's _recon_lcs(x, y): the LCS table, then the backtrack from (len x, len y) taking x's word
 // on a match, else going up when table[i-1][j] > table[i][j-1], else left. Adds the words to
-// `lcs_union`; returns false where the recursion would pass kRougeMaxReconDepth frames.
-bool recon_lcs(const Words& x, const Words& y, std::unordered_set<int>& lcs_union) {
+// `lcs_union`; returns false where the recursion would pass `max_depth` frames.
+bool recon_lcs(const Words& x, const Words& y, std::unordered_set<int>& lcs_union, int max_depth) {
   const size_t n = x.size(), m = y.size();
   std::vector<int> table((n + 1) * (m + 1), 0);
   auto at = [&](size_t i, size_t j) -> int& { return table[i * (m + 1) + j]; };
@@ -66,7 +66,7 @@ bool recon_lcs(const Words& x, const Words& y, std::unordered_set<int>& lcs_unio
     }
     ++depth;
   }
-  if (depth > kRougeMaxReconDepth) return false;
+  if (depth > max_depth) return false;
   lcs_union.insert(words.begin(), words.end());
   return true;
 }
@@ -79,7 +79,7 @@ size_t distinct(const std::vector<Words>& sents) {
 
 }  // namespace
 
-std::optional<double> rouge_l_f(const std::string& hypothesis, const std::string& reference) {
+std::optional<double> rouge_l_f(const std::string& hypothesis, const std::string& reference, int max_recon_depth) {
   WordIds ids;
   const std::vector<Words> hyp = sentences(utf8_to_u32(hypothesis, "rouge hypothesis"), ids);
   const std::vector<Words> ref = sentences(utf8_to_u32(reference, "rouge reference"), ids);
@@ -92,7 +92,7 @@ std::optional<double> rouge_l_f(const std::string& hypothesis, const std::string
   std::unordered_set<int> lcs_union;
   for (const Words& r : ref)
     for (const Words& h : hyp)
-      if (!recon_lcs(r, h, lcs_union)) return std::nullopt;
+      if (!recon_lcs(r, h, lcs_union, max_recon_depth)) return std::nullopt;
   const double llcs = static_cast<double>(lcs_union.size());
   const double r_lcs = llcs / m;
   const double p_lcs = llcs / n;
