@@ -161,21 +161,29 @@ class TableFiller {
   std::map<std::pair<size_t, size_t>, std::string> from_;
 };
 
+// The tasks a LongBench table always shows and averages: the paper's 14, or its 11 LongBench-E tasks.
+std::vector<std::string> longbench_avg_tasks(const Table& t) {
+  return table_definitions()["longbench"][t.id == "longbench" ? "tasks" : "e_tasks"].get<std::vector<std::string>>();
+}
+
+Column longbench_column(const std::string& task) {
+  const json& labels = table_definitions()["longbench"]["labels"];
+  const std::string label = labels.contains(task) ? labels[task].get<std::string>() : task;
+  return {task, label, latex_escape(label), "", "", false, -1};
+}
+
 Table make_longbench_table(const std::string& bucket) {
-  const json& d = table_definitions()["longbench"];
   Table t;
   t.id = bucket.empty() ? "longbench" : "longbench-e " + bucket;
   t.title = bucket.empty() ? "LongBench (higher is better; Avg: the 14 English tasks)"
-                           : fmt::format("LongBench-E, {} tokens (higher is better; Avg: the 14 English tasks)", bucket);
-  for (const json& task : d["tasks"]) {
-    const std::string k = task.get<std::string>(), label = d["labels"].at(k).get<std::string>();
-    t.columns.push_back({k, label, latex_escape(label), "", "", false, -1});
-  }
+                           : fmt::format("LongBench-E, {} tokens (higher is better; Avg: the paper's 11 LongBench-E tasks)", bucket);
+  for (const std::string& task : longbench_avg_tasks(t)) t.columns.push_back(longbench_column(task));
   t.columns.push_back({"avg", "Avg", "Avg", "", "", false, 2});
   return t;
 }
 
 // LongBench: eval.py's scores (foxeval's "scores", or a result.json itself); with --e, per bucket.
+// Every task present gets a column (the Chinese and synthetic ones too): none is dropped.
 void add_longbench(std::map<std::string, Table>& tables, std::map<std::string, TableFiller>& fillers,
                    const ResultFile& r) {
   const json& scores = r.json.contains("scores") ? r.json["scores"] : r.json;
@@ -190,13 +198,30 @@ void add_longbench(std::map<std::string, Table>& tables, std::map<std::string, T
     auto [it, fresh] = tables.emplace(proto.id, proto);
     TableFiller& f = fillers.emplace(proto.id, TableFiller(&it->second)).first->second;
     const size_t row = f.row(r.label);
-    for (size_t c = 0; c + 1 < proto.columns.size(); ++c) {
-      const std::string& task = proto.columns[c].key;
-      if (!scores.contains(task)) continue;
-      const json& v = bucket.empty() ? scores[task] : (scores[task].is_object() ? scores[task].value(bucket, json()) : json());
-      if (v.is_number()) f.set(row, c, v.get<double>(), r.path);
+    for (auto task = scores.begin(); task != scores.end(); ++task) {
+      const json& v = bucket.empty() ? task.value() : (task.value().is_object() ? task.value().value(bucket, json()) : json());
+      if (v.is_number()) f.set(row, f.column(longbench_column(task.key())), v.get<double>(), r.path);
     }
   }
+}
+
+// LongBench's column order (all_tasks), tasks it does not know after them by name, Avg last.
+void order_longbench_columns(Table& t) {
+  const std::vector<std::string> order = table_definitions()["longbench"]["all_tasks"].get<std::vector<std::string>>();
+  auto rank = [&](const Column& c) -> std::pair<size_t, std::string> {
+    if (c.key == "avg") return {order.size() + 1, ""};
+    const auto at = std::find(order.begin(), order.end(), c.key);
+    return {at == order.end() ? order.size() : static_cast<size_t>(at - order.begin()), c.key};
+  };
+  std::vector<size_t> idx(t.columns.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return rank(t.columns[a]) < rank(t.columns[b]); });
+  Table s = t;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    s.columns[i] = t.columns[idx[i]];
+    for (size_t r = 0; r < t.rows.size(); ++r) s.values[r][i] = t.values[r][idx[i]];
+  }
+  t = std::move(s);
 }
 
 Table make_lm_eval_table() {
@@ -360,13 +385,22 @@ std::string latex_longbench(const Table& t) {
   out += "\\caption{" + caption + ". Bold and underlined numbers indicate the best and the second-best results, respectively.}\n";
   out += "\\label{" + label + "}\n\\begin{center}\n\\resizebox{\\columnwidth}{!}{\n";
   out += "\\begin{tabular}{l" + std::string(t.columns.size(), 'r') + "}\n\\toprule\n";
+  // The header row's groups: runs of consecutive columns of one category (tasks without one: "Other").
+  auto group_of = [&](const std::string& task) -> std::string {
+    for (auto g = groups.begin(); g != groups.end(); ++g)
+      if (std::find(g.value().begin(), g.value().end(), json(task)) != g.value().end()) return g.key();
+    return "Other";
+  };
   std::string group_row = "\\multirow{5}{*}{Model}", rules;
   size_t first = 2;
-  for (const json& g : groups) {
-    const size_t n = g[1].get<size_t>();
-    group_row += fmt::format(" & \\multicolumn{{{}}}{{c}}{{{}}}", n, g[0].get<std::string>());
+  for (size_t c = 0; c + 1 < t.columns.size();) {
+    const std::string group = group_of(t.columns[c].key);
+    size_t n = 0;
+    while (c + n + 1 < t.columns.size() && group_of(t.columns[c + n].key) == group) ++n;
+    group_row += fmt::format(" & \\multicolumn{{{}}}{{c}}{{{}}}", n, group);
     rules += fmt::format("\\cmidrule(lr){{{}-{}}}", first, first + n - 1);
     first += n;
+    c += n;
   }
   out += group_row + " & \\multirow{5}{*}{Avg} \\\\\n" + rules + "\n";
   std::string label_row;
@@ -503,10 +537,12 @@ std::vector<Table> build_tables(const std::vector<ResultFile>& results) {
     }
   }
   std::vector<Table> out;
-  const std::vector<std::string> lb_tasks = table_definitions()["longbench"]["tasks"].get<std::vector<std::string>>();
   const std::vector<std::string> lm_avg = table_definitions()["lm_eval"]["avg"].get<std::vector<std::string>>();
   for (auto& [id, t] : tables)
-    if (id.rfind("longbench", 0) == 0) fill_average(t, lb_tasks);
+    if (id.rfind("longbench", 0) == 0) {
+      order_longbench_columns(t);
+      fill_average(t, longbench_avg_tasks(t));
+    }
   if (tables.count("lm-eval")) fill_average(tables["lm-eval"], lm_avg);
   if (tables.count("loss")) order_loss_columns(tables["loss"]);
   if (tables.count("niah")) order_niah_columns(tables["niah"]);

@@ -279,3 +279,47 @@ TEST_CASE("results table: the report page holds every table, figure and header, 
   for (auto it = std::sregex_iterator(html.begin(), html.end(), href); it != std::sregex_iterator(); ++it)
     CHECK_MESSAGE((*it)[1].str().rfind('#', 0) == 0, (*it)[1].str());
 }
+
+TEST_CASE("results table: every LongBench task present gets a column in LongBench's order; Avg says what it averages") {
+  test::TempDir dir("results_table");
+  // The paper's 14 from a fixture, plus the Chinese and synthetic tasks, plus one LongBench does not know.
+  json r = read_json(fixture("longbench_fox_pro.json"));
+  for (const char* t : {"lsht", "multifieldqa_zh", "passage_count", "dureader", "vcsum", "passage_retrieval_en",
+                        "passage_retrieval_zh", "my_task"})
+    r["scores"][t] = 12.5;
+  write(dir.path / "all.json", r);
+  const std::vector<Table> tables = build_tables({read_result((dir.path / "all.json").string())});
+  REQUIRE(tables.size() == 1);
+  std::vector<std::string> keys;
+  for (const Column& c : tables[0].columns) keys.push_back(c.key);
+  CHECK(keys == std::vector<std::string>{"narrativeqa", "qasper", "multifieldqa_en", "multifieldqa_zh", "hotpotqa", "2wikimqa",
+                                         "musique", "dureader", "gov_report", "qmsum", "multi_news", "vcsum", "trec",
+                                         "triviaqa", "samsum", "lsht", "passage_count", "passage_retrieval_en",
+                                         "passage_retrieval_zh", "lcc", "repobench-p", "my_task", "avg"});
+  CHECK(tables[0].columns[3].label == "MFQA-zh");
+  CHECK(tables[0].columns[21].label == "my_task");
+  // Avg is still the paper's 14, as the title says: the fixture's value unchanged by the extra tasks.
+  const std::vector<Table> paper = build_tables({read_result(fixture("longbench_fox_pro.json"))});
+  CHECK(*tables[0].values[0].back() == *paper[0].values[0].back());
+  CHECK(tables[0].title.find("Avg: the 14 English tasks") != std::string::npos);
+  // LaTeX: one header group per run of one category, tasks outside LongBench under "Other".
+  const std::string tex = render_latex(tables[0]);
+  CHECK(tex.find("\\multicolumn{4}{c}{Single-Document QA}") != std::string::npos);
+  CHECK(tex.find("\\multicolumn{3}{c}{Synthetic Tasks}") != std::string::npos);
+  CHECK(tex.find("\\multicolumn{1}{c}{Other}") != std::string::npos);
+  CHECK(tex.find("\\cmidrule(lr){23-23}") != std::string::npos);
+
+  // LongBench-E: its 11 tasks (no narrativeqa/musique/qmsum columns unless present), Avg over them.
+  json e = {{"scores", json::object()}};
+  for (const char* t : {"qasper", "multifieldqa_en", "hotpotqa", "2wikimqa", "gov_report", "multi_news", "trec", "triviaqa",
+                        "samsum", "lcc", "repobench-p"})
+    e["scores"][t] = {{"0-4k", 10.0}, {"4-8k", 20.0}, {"8k+", 40.0}};
+  e["scores"]["passage_count"] = {{"0-4k", 1.0}, {"4-8k", 2.0}, {"8k+", 3.0}};
+  write(dir.path / "pred_e" / "m" / "result.json", e["scores"]);
+  const std::vector<Table> et = build_tables({read_result((dir.path / "pred_e" / "m" / "result.json").string())});
+  REQUIRE(et.size() == 3);
+  CHECK(et[1].columns.size() == 13);  // 11 + passage_count + Avg
+  CHECK(et[1].columns[9].key == "passage_count");
+  CHECK(*et[1].values[0].back() == 20.0);  // the mean of the 11, passage_count left out
+  CHECK(et[1].title.find("Avg: the paper's 11 LongBench-E tasks") != std::string::npos);
+}
