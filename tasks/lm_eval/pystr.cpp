@@ -2,13 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "data/errors.h"
 #include "data/utf8.h"
+#include "tasks/lm_eval/case_tables.h"
+#include "tasks/longbench/unicode.h"  // py_lower: CPython's str.lower(), the project's one lowercase
 
 namespace foxeval::lm_eval {
 namespace {
+
+namespace ct = case_tables;
+namespace lb = longbench;
 
 // Documents come from JSON/Parquet and are valid UTF-8; a bad byte is decoded as itself (one
 // "code point" of one byte) so that no text is lost or reordered.
@@ -31,70 +37,34 @@ std::vector<CodePoint> code_points(std::string_view s) {
   return out;
 }
 
-// Simple (one to one) lower case of the scripts we map; `cp` itself otherwise.
-char32_t lower_simple(char32_t cp) {
-  if (cp >= 'A' && cp <= 'Z') return cp + 32;
-  if ((cp >= 0xC0 && cp <= 0xDE && cp != 0xD7)) return cp + 32;
-  if (cp >= 0x100 && cp <= 0x12F) return cp | 1;
-  if (cp >= 0x132 && cp <= 0x137) return cp | 1;
-  if (cp >= 0x139 && cp <= 0x148) return (cp % 2 == 1) ? cp + 1 : cp;
-  if (cp >= 0x14A && cp <= 0x177) return cp | 1;
-  if (cp == 0x178) return 0xFF;
-  if (cp >= 0x179 && cp <= 0x17E) return (cp % 2 == 1) ? cp + 1 : cp;
-  if (cp >= 0x391 && cp <= 0x3A9 && cp != 0x3A2) return cp + 32;
-  if (cp == 0x386) return 0x3AC;
-  if (cp >= 0x388 && cp <= 0x38A) return cp + 37;
-  if (cp == 0x38C) return 0x3CC;
-  if (cp == 0x38E || cp == 0x38F) return cp + 63;
-  if (cp >= 0x410 && cp <= 0x42F) return cp + 32;
-  if (cp >= 0x400 && cp <= 0x40F) return cp + 80;
-  return cp;
+// Case mapping works on code points; a byte that is not UTF-8 is U+FFFD there, as it would be in
+// the str that Python's decode(errors="replace") makes.
+std::u32string to_u32(std::string_view s) {
+  std::u32string out;
+  for (const CodePoint& c : code_points(s)) out += c.cp;
+  return out;
 }
 
-char32_t upper_simple(char32_t cp) {
-  if (cp >= 'a' && cp <= 'z') return cp - 32;
-  if (cp >= 0xE0 && cp <= 0xFE && cp != 0xF7) return cp - 32;
-  if (cp == 0xFF) return 0x178;
-  if (cp == 0xB5) return 0x39C;
-  if (cp >= 0x100 && cp <= 0x12F) return cp & ~char32_t{1};
-  if (cp == 0x131) return 'I';
-  if (cp >= 0x132 && cp <= 0x137) return cp & ~char32_t{1};
-  if (cp >= 0x139 && cp <= 0x148) return (cp % 2 == 0) ? cp - 1 : cp;
-  if (cp >= 0x14A && cp <= 0x177) return cp & ~char32_t{1};
-  if (cp >= 0x179 && cp <= 0x17E) return (cp % 2 == 0) ? cp - 1 : cp;
-  if (cp == 0x17F) return 'S';
-  if (cp >= 0x3B1 && cp <= 0x3C9 && cp != 0x3C2) return cp - 32;
-  if (cp == 0x3C2) return 0x3A3;
-  if (cp == 0x3AC) return 0x386;
-  if (cp >= 0x3AD && cp <= 0x3AF) return cp - 37;
-  if (cp == 0x3CC) return 0x38C;
-  if (cp == 0x3CD || cp == 0x3CE) return cp - 63;
-  if (cp >= 0x430 && cp <= 0x44F) return cp - 32;
-  if (cp >= 0x450 && cp <= 0x45F) return cp - 80;
-  return cp;
+char32_t map_runs(const ct::CaseRun* runs, std::size_t count, char32_t c) {
+  const ct::CaseRun* it = std::upper_bound(runs, runs + count, static_cast<uint32_t>(c),
+                                           [](uint32_t v, const ct::CaseRun& r) { return v < r.first; });
+  if (it == runs) return c;
+  const ct::CaseRun& run = *(it - 1);
+  if (c > run.last || (c - run.first) % run.stride != 0) return c;
+  return static_cast<char32_t>(static_cast<int64_t>(c) + run.delta);
 }
 
-// Full lower/title case where Python's differs from the simple mapping.
-void append_lower(std::string& out, char32_t cp) {
-  if (cp == 0x130) {  // İ -> i + COMBINING DOT ABOVE
-    out += 'i';
-    utf8::append(out, 0x307);
+// CPython's _PyUnicode_ToUpperFull (title false) or _PyUnicode_ToTitleFull (title true) of c.
+void append_upper_or_title(std::u32string& out, char32_t c, bool title) {
+  const ct::FullCase* end = ct::kSpecial + ct::kSpecialCount;
+  const ct::FullCase* it = std::lower_bound(ct::kSpecial, end, static_cast<uint32_t>(c),
+                                            [](const ct::FullCase& f, uint32_t v) { return f.cp < v; });
+  if (it != end && it->cp == c) {
+    const uint32_t* m = title ? it->title : it->upper;
+    for (int k = 0; k < 3 && m[k] != 0; ++k) out += static_cast<char32_t>(m[k]);
     return;
   }
-  utf8::append(out, lower_simple(cp));
-}
-
-void append_title(std::string& out, char32_t cp) {
-  if (cp == 0xDF) {  // ß -> Ss
-    out += "Ss";
-    return;
-  }
-  if (cp == 0x149) {  // ŉ -> ʼN
-    utf8::append(out, 0x2BC);
-    out += 'N';
-    return;
-  }
-  utf8::append(out, upper_simple(cp));
+  out += title ? map_runs(ct::kTitle, ct::kTitleCount, c) : map_runs(ct::kUpper, ct::kUpperCount, c);
 }
 
 }  // namespace
@@ -148,27 +118,33 @@ std::string py_drop_last(std::string_view s) {
   return std::string(s.substr(0, cps.back().begin));
 }
 
+std::string py_lower(std::string_view s) { return lb::u32_to_utf8(lb::py_lower(to_u32(s))); }
+
+std::string py_upper(std::string_view s) {
+  std::u32string out;
+  for (char32_t c : to_u32(s)) append_upper_or_title(out, c, false);  // do_upper: no context
+  return lb::u32_to_utf8(out);
+}
+
 std::string py_lower_first(std::string_view s) {
   const std::vector<CodePoint> cps = code_points(s);
   if (cps.empty()) throw Error("empty string where the task takes its first character (Python: IndexError)");
-  std::string out;
-  append_lower(out, cps[0].cp);
-  out.append(s.substr(cps[0].size));
-  return out;
+  // s[0] is a string of its own: a capital sigma there has no context (-> U+03C3).
+  return lb::u32_to_utf8(lb::py_lower(std::u32string(1, cps[0].cp))) + std::string(s.substr(cps[0].size));
 }
 
+// CPython's do_capitalize (3.8+): _PyUnicode_ToTitleFull of the first character, then lower_ucs4
+// of each later one, whose Final_Sigma test (handle_capital_sigma) reads the original string,
+// first character included. Only U+0130's lowercase is longer than one code point and Final_Sigma
+// never changes a length, so the first character's share of py_lower(whole) is its lowercase alone.
 std::string py_capitalize(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  bool first = true;
-  for (const CodePoint& c : code_points(s)) {
-    if (first)
-      append_title(out, c.cp);
-    else
-      append_lower(out, c.cp);
-    first = false;
-  }
-  return out;
+  const std::u32string text = to_u32(s);
+  if (text.empty()) return "";
+  std::u32string out;
+  append_upper_or_title(out, text[0], true);
+  const std::u32string lower = lb::py_lower(text);
+  out.append(lower, lb::py_lower(text.substr(0, 1)).size(), std::u32string::npos);
+  return lb::u32_to_utf8(out);
 }
 
 int64_t py_split_whitespace_count(std::string_view s) {

@@ -29,12 +29,18 @@ int64_t py_len(std::string_view s);
 // s[:-1]: drops the last code point ("" stays "").
 std::string py_drop_last(std::string_view s);
 
+// Case mapping as CPython 3.11's str methods, for every code point (full mappings: several
+// characters where Python gives several, e.g. "ß".upper() == "SS", "İ".lower() == "i̇"); tables
+// generated from its unicodedata (Unicode 14.0) by tests/tools/make_case_tables.py. Bytes that
+// are not UTF-8 come out as U+FFFD.
+std::string py_lower(std::string_view s);  // str.lower(), Final_Sigma rule included
+std::string py_upper(std::string_view s);  // str.upper()
+
 // s[0].lower() + s[1:] (copa's convert_choice); "" is an error in Python and here.
 std::string py_lower_first(std::string_view s);
 
-// str.capitalize(): the first character in title case, the rest in lower case. Case mapping
-// covers ASCII, Latin-1, Latin Extended-A, basic Greek and Cyrillic (with ß -> "Ss",
-// İ -> "i̇"); other scripts are left as they are (Python maps them too: documented gap).
+// str.capitalize() (3.8+): the first character in title case ("ß" -> "Ss", "ǆ" -> "ǅ"), the
+// rest in lower case with Final_Sigma read over the whole string ("ΣΑΣ" -> "Σας").
 std::string py_capitalize(std::string_view s);
 
 // len(re.split(r"\s+", s)): the number of pieces between maximal runs of whitespace,
