@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "kernels/forgetting_attention.h"
 
 namespace foxeval {
@@ -145,9 +146,9 @@ const CommandRegistrar kRegister([](CLI::App& root) {
   CLI::App* sub = bench->add_subcommand("attention", "Time Forgetting Attention CUDA kernels against SDPA (flash and default)");
   auto opt = std::make_shared<BenchOptions>();
   sub->add_option("--out", opt->out, "JSON output path (default results/bench/attention-<gpu>.json)");
-  sub->add_option("--warmup", opt->warmup, "warm-up calls per kernel")->check(CLI::Range(0, 1000));
-  sub->add_option("--repeats", opt->repeats, "timed calls per kernel (median reported)")->check(CLI::Range(1, 10000));
-  sub->add_option("--head-dim", opt->head_dim, "only shapes with this head dim (0 = all)");
+  sub->add_option("--warmup", opt->warmup, "warm-up calls per kernel")->check(int_range(0, 1000));
+  sub->add_option("--repeats", opt->repeats, "timed calls per kernel (median reported)")->check(int_range(1, 10000));
+  sub->add_option("--head-dim", opt->head_dim, "only shapes with this head dim (0 = all)")->check(int_range(0, 4096));
   sub->add_flag("--quick", opt->quick, "small shapes only (smoke test)");
   sub->callback([opt] { run_bench(*opt); });
 });

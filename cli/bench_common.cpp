@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "data/errors.h"
 
 namespace foxeval {
@@ -16,7 +17,8 @@ namespace foxeval {
 std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag) {
   std::vector<int64_t> v = parse_int_list(s, flag);
   for (int64_t x : v)
-    if (x <= 0) throw Error(fmt::format("{}: values must be positive", flag));
+    if (x <= 0 || x > kMaxContextTokens)
+      throw Error(fmt::format("{}: values must be positive and at most {}, got {}", flag, kMaxContextTokens, x));
   if (v.empty()) throw Error(fmt::format("{}: empty list", flag));
   return v;
 }

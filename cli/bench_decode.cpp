@@ -22,6 +22,7 @@
 
 #include "cli/bench_common.h"
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "models/generate.h"
@@ -157,11 +158,11 @@ CommandRegistrar bench_decode_command([](CLI::App& root) {
   sub->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
   sub->add_option("--batch", a->batches, "batch sizes, comma separated (default 1,4,16,64)");
   sub->add_option("--prompt-len", a->prompt_lens, "contexts, comma separated (default 1024,8192,32768)");
-  sub->add_option("--new-tokens", a->new_tokens, "decode steps timed per row (default 64)")->check(CLI::Range(int64_t(2), int64_t(1) << 20));
-  sub->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward (default 4096)")->check(CLI::PositiveNumber);
+  sub->add_option("--new-tokens", a->new_tokens, "decode steps timed per row (default 64)")->check(int_range(2, int64_t(1) << 20));
+  sub->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward (default 4096)")->check(int_range(1, kMaxContextTokens));
   sub->add_option("--bandwidth-gbs", a->bandwidth_gbs, "memory bandwidth for the bound on the CPU, GB/s (on a GPU it is measured)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--seed", a->seed, "seed of the random prompt ids");
+      ->check(positive_number());
+  sub->add_option("--seed", a->seed, "seed of the random prompt ids")->check(unsigned_integer());
   sub->add_option("--device", a->run.device, "cpu or cuda[:N]");
   add_pruning_option(sub, a->run);
   sub->add_option("--dtype", a->run.dtype, "float32 or bfloat16")->check(CLI::IsMember({"float32", "bfloat16"}));

@@ -28,6 +28,7 @@
 
 #include "cli/bench_common.h"
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "models/registry.h"
@@ -352,22 +353,22 @@ CommandRegistrar bench_generate_command([](CLI::App& root) {
   sub->add_option("--batch", a->batches, "requests per row (slots at most), comma separated (default 1,4,16,64)");
   sub->add_option("--prompt-len", a->prompt_lens, "prompt lengths, comma separated (default 1024,8192,32768)");
   sub->add_option("--new-tokens", a->new_tokens, "new tokens per request (default 256)")
-      ->check(CLI::Range(int64_t(2), int64_t(1) << 20));
+      ->check(int_range(2, int64_t(1) << 20));
   sub->add_option("--memory-check-len", a->memory_check_len,
                   "prompt length of the batch-1 memory check (default 32768; 0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(int_range(0, kMaxContextTokens));
   sub->add_option("--memory-limit-gib", a->memory_limit_gib, "the memory check's limit, GiB (default 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--anchor", a->anchor, "HF generate rows (scripts/bench_generate_anchor.py's JSON) to put beside");
   sub->add_option("--prefill-chunk", a->gen.prefill_chunk, "prompt tokens per forward in the prefill (default 4096)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_range(1, kMaxContextTokens));
   sub->add_option("--gpu-memory-fraction", a->gen.gpu_memory_fraction,
                   "share of the GPU's memory the scheduler may fill (default 0.9)")
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(number_range(0.01, 1.0));
   sub->add_flag("!--no-cuda-graphs", a->gen.cuda_graphs, "decode step by step without CUDA graphs (A/B timing)");
   sub->add_option("--bandwidth-gbs", a->bandwidth_gbs, "memory bandwidth for the bound on the CPU, GB/s (on a GPU it is measured)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--seed", a->seed, "seed of the random prompt ids");
+      ->check(positive_number());
+  sub->add_option("--seed", a->seed, "seed of the random prompt ids")->check(unsigned_integer());
   sub->add_option("--device", a->run.device, "cpu or cuda[:N]");
   add_pruning_option(sub, a->run);
   sub->add_option("--dtype", a->run.dtype, "float32 or bfloat16")->check(CLI::IsMember({"float32", "bfloat16"}));

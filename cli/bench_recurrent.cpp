@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "models/engine.h"
@@ -184,7 +185,7 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
   const std::vector<int64_t> lens = parse_int_list(a.seq_lens, "--seq-lens");
   if (lens.empty()) throw Error("--seq-lens: empty list");
   for (int64_t T : lens)
-    if (T < 2) throw Error(fmt::format("--seq-lens: {} is below 2", T));
+    if (T < 2 || T > kMaxContextTokens) throw Error(fmt::format("--seq-lens: {} is out of range [2, {}]", T, kMaxContextTokens));
   const std::vector<std::string> impls = parse_impls(a.impls);
   std::optional<nlohmann::json> anchor;
   if (!a.anchor.empty()) anchor = read_anchor(a.anchor);
@@ -344,11 +345,11 @@ CommandRegistrar bench_recurrent_command([](CLI::App& root) {
   sub->add_option("--seq-lens", a->seq_lens, "lengths, comma separated (default 16384,65536)");
   sub->add_option("--anchor", a->anchor, "scripts/bench_recurrent_anchor.py's JSON (official code on its kernels)");
   sub->add_option("--impls", a->impls, "kernel and/or aten (default kernel,aten)");
-  sub->add_option("--repeats", a->repeats, "timed forwards per row, median (default 2)")->check(CLI::Range(int64_t(1), int64_t(1000)));
-  sub->add_option("--warmup", a->warmup, "untimed forwards first (default 1)")->check(CLI::Range(int64_t(0), int64_t(1000)));
-  sub->add_option("--seed", a->seed, "splitmix64 seed of the token ids (the anchor's --seed)");
+  sub->add_option("--repeats", a->repeats, "timed forwards per row, median (default 2)")->check(int_range(1, 1000));
+  sub->add_option("--warmup", a->warmup, "untimed forwards first (default 1)")->check(int_range(0, 1000));
+  sub->add_option("--seed", a->seed, "splitmix64 seed of the token ids (the anchor's --seed)")->check(unsigned_integer());
   sub->add_option("--loss-tolerance", a->loss_tolerance, "|mean loss - anchor's| that counts as agreeing (default 5e-3)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--device", a->run.device, "cpu or cuda[:N]");
   sub->add_option("--dtype", a->run.dtype, "bfloat16 (default, the official autocast) or float32")
       ->check(CLI::IsMember({"float32", "bfloat16"}));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "data/json_escape.h"
@@ -100,7 +101,7 @@ const CommandRegistrar reg([](CLI::App& root) {
       "tokenizer", "Time GPT-2 tokenization (one thread) of text files, JSON-escaped");
   sub->add_option("--file", a->files, "text files to encode")->required()->check(CLI::ExistingFile);
   sub->add_option("--json", a->json_out, "also write the results to this JSON file");
-  sub->add_option("--repeats", a->repeats, "timed runs after one warm-up (median reported)");
+  sub->add_option("--repeats", a->repeats, "timed runs after one warm-up (median reported)")->check(int_range(1, 10000));
   sub->add_option("--model", a->model, "model directory with vocab.json/merges.txt");
   sub->callback([a]() { run_bench(*a); });
 });

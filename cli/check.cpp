@@ -3,10 +3,12 @@
 // different settings (unless --ignore-settings). See tasks/check.h for the default tolerances.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "tasks/check.h"
 
 namespace foxeval {
@@ -23,8 +25,10 @@ CommandRegistrar check_command([](CLI::App& root) {
   cmd->add_option("result", *result, "result JSON (loss, niah, longbench, lm-eval)")->required();
   cmd->add_option("--baseline", *baseline, "baseline JSON (e.g. under results/baseline/)")->required();
   cmd->add_option("--tol", *tols, "METRIC=ABS: allowed |difference| for a metric ('*' matches any text); repeatable");
-  cmd->add_option("--atol", opt->atol, "one absolute tolerance for every metric (instead of the defaults)");
-  cmd->add_option("--rtol", opt->rtol, "one relative tolerance for every metric (with --atol)");
+  cmd->add_option("--atol", opt->atol, "one absolute tolerance for every metric (instead of the defaults)")
+      ->check(non_negative_number());
+  cmd->add_option("--rtol", opt->rtol, "one relative tolerance for every metric (with --atol)")
+      ->check(non_negative_number());
   cmd->add_flag("--ignore-settings", *ignore_settings, "compare even when the runs' settings differ");
   cmd->add_flag("--all", *verbose, "print every metric, not only those out of tolerance");
   cmd->callback([=] {
@@ -35,7 +39,7 @@ CommandRegistrar check_command([](CLI::App& root) {
         if (eq == std::string::npos || eq == 0) throw std::invalid_argument(t);
         size_t used = 0;
         v = std::stod(t.substr(eq + 1), &used);
-        if (used != t.size() - eq - 1 || v < 0) throw std::invalid_argument(t);
+        if (used != t.size() - eq - 1 || !std::isfinite(v) || v < 0) throw std::invalid_argument(t);
       } catch (const std::exception&) {
         throw Error(fmt::format("--tol {}: expected METRIC=ABS with ABS a number >= 0", t));
       }

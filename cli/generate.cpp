@@ -1,6 +1,7 @@
 // `foxeval generate`: greedy or sampled continuations of prompts (models/generate.h).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include <cctype>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "data/errors.h"
 #include "data/tokenizer.h"
 #include "models/generate.h"
@@ -38,6 +40,9 @@ void run_generate(const GenerateArgs& a) {
     if (prompts.back().empty()) throw Error("--prompt-ids: no ids given");
   }
   if (!a.prompt_file.empty()) {
+    struct stat st {};
+    if (::stat(a.prompt_file.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+      throw Error("--prompt-file " + a.prompt_file + ": not a file (a folder or a device)");
     std::ifstream in(a.prompt_file, std::ios::binary);
     if (!in) throw Error("--prompt-file: cannot open " + a.prompt_file);
     std::string line;
@@ -91,17 +96,20 @@ CommandRegistrar generate_command([](CLI::App& root) {
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as token ids: 1,2,3 (used as given, no BOS added)");
   cmd->add_option("--prompt-file", a->prompt_file, "one text prompt per line, generated in batches");
   cmd->add_option("--max-new-tokens", a->max_new_tokens, "tokens to generate per prompt")
-      ->required()->check(CLI::Range(int64_t(1), int64_t(1) << 30));
+      ->required()->check(int_range(1, kMaxNewTokens));
   cmd->add_flag("--no-cache", a->no_cache, "recompute the whole prefix every step, row by row (verification)");
   cmd->add_flag("--json", a->json, "one JSON object per prompt: prompt_ids, generated_ids, text, stop_reason");
-  cmd->add_option("--temperature", a->temperature, "0 = greedy (default); > 0 samples")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top-p", a->top_p, "nucleus sampling mass (with --temperature > 0)")->check(CLI::Range(1e-12, 1.0));
-  cmd->add_option("--seed", a->seed, "sampling seed (deterministic given the seed)");
+  cmd->add_option("--temperature", a->temperature, "0 = greedy (default); > 0 samples")
+      ->check(number_range(0.0, 1e6));
+  cmd->add_option("--top-p", a->top_p, "nucleus sampling mass (with --temperature > 0)")->check(number_range(0.0, 1.0, true));
+  cmd->add_option("--seed", a->seed, "sampling seed (deterministic given the seed)")->check(unsigned_integer());
   cmd->add_option("--stop", a->stops, "stop string (repeatable): the text is cut before it");
-  cmd->add_option("--stop-id", a->stop_ids, "stop token id (repeatable; replaces the default EOS 50256)");
+  cmd->add_option("--stop-id", a->stop_ids, "stop token id (repeatable; replaces the default EOS 50256)")
+      ->check(int_range(0));
   cmd->add_flag("--no-eos", a->no_eos, "do not stop at EOS");
-  cmd->add_option("--batch-size", a->batch_size, "prompts per batch (left padded)")->check(CLI::PositiveNumber);
-  cmd->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-size", a->batch_size, "prompts per batch (left padded)")->check(int_range(1, 1 << 16));
+  cmd->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward")
+      ->check(int_range(1, kMaxContextTokens));
   cmd->add_option("--device", a->run.device, "cpu or cuda[:N]");
   add_pruning_option(cmd, a->run);
   cmd->add_option("--dtype", a->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")

@@ -2,21 +2,22 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "cli/validators.h"
 #include "models/requests.h"
 
 namespace foxeval {
 
 inline void add_generation_options(CLI::App* cmd, GenerateUntilOptions& g) {
   cmd->add_option("--batch-size", g.max_batch, "decoding slots (rows decoded together) at most (default 64)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_range(1, 1 << 16));
   cmd->add_option("--max-batch-tokens", g.max_batch_tokens,
                   "slots x (prompt + new tokens) at most (default 0: as many as fit the GPU's memory)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(int_range(0));
   cmd->add_option("--prefill-chunk", g.prefill_chunk, "prompt tokens per forward in the prefill (default 4096)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_range(1, kMaxContextTokens));
   cmd->add_option("--gpu-memory-fraction", g.gpu_memory_fraction,
                   "share of the GPU's memory the run may fill (default 0.9)")
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(number_range(0.01, 1.0));
   cmd->add_flag("!--no-cuda-graphs", g.cuda_graphs, "decode step by step without CUDA graphs (A/B timing)");
 }
 

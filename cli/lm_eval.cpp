@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "tasks/lm_eval/lm_eval_task.h"
@@ -66,7 +67,7 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   req->add_option("--tasks", r->tasks, kTaskHelp)->required();
   req->add_option("--data", r->data, kDataHelp)->required();
   req->add_option("--out", r->out, "requests, one JSON object per line")->required();
-  req->add_option("--limit", r->limit, "only the first N documents of each task (lm-eval's --limit)");
+  req->add_option("--limit", r->limit, "only the first N documents of each task (lm-eval's --limit)")->check(int_range(1));
   req->callback([r] { write_request_lines(r->tasks, r->data, r->limit, r->out); });
 
   auto s = std::make_shared<lm_eval::LmEvalSettings>();
@@ -76,19 +77,23 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   run->add_option("--tasks", s->tasks, kTaskHelp)->required();
   run->add_option("--data", s->data_dir, kDataHelp)->required();
   run->add_option("--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
-  run->add_option("--limit", s->limit, "only the first N documents of each task (lm-eval's --limit)");
-  run->add_option("--batch-size", s->batch_size, "requests per forward (default: as many as fit --max-batch-tokens)");
-  run->add_option("--max-batch-tokens", s->max_batch_tokens, "tokens per forward when --batch-size is not set");
-  run->add_option("--max-length", s->max_length, "HFLM max_length: longer requests keep their end (default 16384)");
+  run->add_option("--limit", s->limit, "only the first N documents of each task (lm-eval's --limit)")->check(int_range(1));
+  run->add_option("--batch-size", s->batch_size, "requests per forward (default: as many as fit --max-batch-tokens)")
+      ->check(int_range(1, 1 << 20));
+  run->add_option("--max-batch-tokens", s->max_batch_tokens, "tokens per forward when --batch-size is not set")
+      ->check(int_range(1, int64_t(1) << 40));
+  run->add_option("--max-length", s->max_length, "HFLM max_length: longer requests keep their end (default 16384)")
+      ->check(int_range(2, kMaxContextTokens));
   run->add_option("--log-samples", s->log_samples_path, "write per-document details (JSON lines) here");
   run->add_option("--device", s->run.device, "cpu or cuda[:N]");
   add_pruning_option(run, s->run);
   run->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
   run->add_flag("--resume", s->resume, "continue an interrupted run from its journal");
-  run->add_option("--num-shards", shards->first, "split documents over N shards (default: from the launcher)");
-  run->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
-  run->add_option("--stop-after", s->stop_after_docs, "stop (exit 3, resumable) after N documents");
+  run->add_option("--num-shards", shards->first, "split documents over N shards (default: from the launcher)")
+      ->check(int_range(1, 1 << 20));
+  run->add_option("--shard-index", shards->second, "this shard (default: from the launcher)")->check(int_range(0, 1 << 20));
+  run->add_option("--stop-after", s->stop_after_docs, "stop (exit 3, resumable) after N documents")->check(int_range(0));
   run->callback([s, shards] {
     // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
     const ShardPlan plan = plan_shards("lm-eval", shards->first, shards->second);

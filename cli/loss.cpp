@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "data/json_file.h"
@@ -36,19 +37,26 @@ CommandRegistrar loss_command([](CLI::App& root) {
   cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
   cmd->add_option("--data", s->data_path, "token rows: a 2-D .npy (uint16/int32/int64) or a zarr v2 array")->required();
   cmd->add_option("--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
-  cmd->add_option("--seq-len", s->seq_len, "evaluation length (default: the row length; longer rows split)");
-  cmd->add_option("--tokens", s->max_tokens, "evaluate the first N tokens (default 2^31, the paper's)");
-  cmd->add_option("--bos-id", s->bos_id, "token prepended to each window (default 50256)");
-  cmd->add_option("--batch-size", s->batch_size, "windows per forward pass");
+  cmd->add_option("--seq-len", s->seq_len, "evaluation length (default: the row length; longer rows split)")
+      ->check(int_range(1, kMaxContextTokens));
+  cmd->add_option("--tokens", s->max_tokens, "evaluate the first N tokens (default 2^31, the paper's)")
+      ->check(int_range(1));
+  cmd->add_option("--bos-id", s->bos_id, "token prepended to each window (default 50256)")
+      ->check(int_range(0));
+  cmd->add_option("--batch-size", s->batch_size, "windows per forward pass")->check(int_range(1, 1 << 20));
   cmd->add_option("--device", s->run.device, "cpu or cuda[:N]");
   add_pruning_option(cmd, s->run);
   cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
-  cmd->add_option("--num-shards", shards->first, "split documents over N shards (default: from the launcher)");
-  cmd->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
+  cmd->add_option("--num-shards", shards->first, "split documents over N shards (default: from the launcher)")
+      ->check(int_range(1, 1 << 20));
+  cmd->add_option("--shard-index", shards->second, "this shard (default: from the launcher)")
+      ->check(int_range(0, 1 << 20));
   cmd->add_flag("--resume", s->resume, "continue an interrupted run from its saved state");
-  cmd->add_option("--save-every", s->save_every_seconds, "seconds between state saves");
-  cmd->add_option("--stop-after", s->stop_after_windows, "save the state and stop after N windows (resume later)");
+  cmd->add_option("--save-every", s->save_every_seconds, "seconds between state saves")
+      ->check(positive_number());
+  cmd->add_option("--stop-after", s->stop_after_windows, "save the state and stop after N windows (resume later)")
+      ->check(int_range(1));
   cmd->callback([s, shards] {
     // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
     const ShardPlan plan = plan_shards("loss", shards->first, shards->second);

@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/generation_options.h"
+#include "cli/validators.h"
 #include "data/json_file.h"
 #include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
@@ -23,20 +24,31 @@ namespace {
 struct SpecArgs {
   niah::NiahSpec spec;
   std::string lengths, depths;
+  CLI::Option* lengths_flag = nullptr;  // given (even as ''): its list replaces the default grid
+  CLI::Option* depths_flag = nullptr;
   niah::NiahSpec parsed() const {
     niah::NiahSpec s = spec;
-    if (!lengths.empty()) s.lengths = parse_int_list(lengths, "--lengths");
-    if (!depths.empty()) s.depths = parse_int_list(depths, "--depths");
-    if (!lengths.empty() && s.lengths.empty()) throw Error("--lengths: no length given");
-    if (!depths.empty() && s.depths.empty()) throw Error("--depths: no depth given");
+    const bool has_lengths = lengths_flag && lengths_flag->count() > 0, has_depths = depths_flag && depths_flag->count() > 0;
+    if (has_lengths) s.lengths = parse_int_list(lengths, "--lengths");
+    if (has_depths) s.depths = parse_int_list(depths, "--depths");
+    if (has_lengths && s.lengths.empty())
+      throw Error(fmt::format("--lengths '{}': no length given (give lengths in tokens, e.g. 1000,4100, or leave the flag "
+                              "out for the paper's grid)", lengths));
+    if (has_depths && s.depths.empty())
+      throw Error(fmt::format("--depths '{}': no depth given (give percents in 0..100, e.g. 0,50,100, or leave the flag "
+                              "out for the default)", depths));
+    for (int64_t L : s.lengths)
+      if (L < 1 || L > kMaxContextTokens)
+        throw Error(fmt::format("--lengths: {} is out of range: a context length is 1..{} tokens", L, kMaxContextTokens));
     return s;
   }
 };
 
 void add_spec_options(CLI::App* cmd, SpecArgs& a) {
   cmd->add_option("--mode", a.spec.mode, "standard or easy (config-prompt-<mode>.yaml's needle and question)");
-  cmd->add_option("--lengths", a.lengths, "context lengths in tokens, e.g. 1000,4100 (default: the paper's 11 up to 32000)");
-  cmd->add_option("--depths", a.depths, "needle depths in percent, e.g. 0,50,100 (default: 0,10,...,100)");
+  a.lengths_flag = cmd->add_option("--lengths", a.lengths,
+                                   "context lengths in tokens, e.g. 1000,4100 (default: the paper's 11 up to 32000)");
+  a.depths_flag = cmd->add_option("--depths", a.depths, "needle depths in percent, e.g. 0,50,100 (default: 0,10,...,100)");
   cmd->add_option("--needle", a.spec.needle, "override the mode's needle (needs --answer)");
   cmd->add_option("--question", a.spec.question, "override the mode's retrieval question");
   cmd->add_option("--answer", a.spec.answer, "the words of the needle the offline scorer looks for");
@@ -45,10 +57,16 @@ void add_spec_options(CLI::App* cmd, SpecArgs& a) {
 void add_judge_options(CLI::App* cmd, niah::JudgeSettings& j) {
   cmd->add_option("--judge-url", j.url, "OpenAI-compatible chat-completions URL: also score with a judge (eval.py's prompt)");
   cmd->add_option("--judge-model", j.model, "the judge's model name (the paper: gpt-4o-2024-08-06)");
-  cmd->add_option("--judge-key-env", j.api_key_env, "environment variable holding the API key (default OPENAI_API_KEY)");
-  cmd->add_option("--judge-tries", j.tries, "requests per cell before giving up (default 5, as eval.py)");
-  cmd->add_option("--judge-backoff", j.backoff_seconds, "seconds before the first retry, doubled each time (default 1)");
-  cmd->add_option("--judge-timeout", j.timeout_seconds, "seconds per request (default 120)");
+  cmd->add_option("--judge-key-env", j.api_key_env,
+                  "environment variable holding the API key (default OPENAI_API_KEY, used when set; a variable "
+                  "named here must be set)")
+      ->each([&j](const std::string&) { j.api_key_required = true; });
+  cmd->add_option("--judge-tries", j.tries, "requests per cell before giving up (default 5, as eval.py)")
+      ->check(int_range(1, 100));
+  cmd->add_option("--judge-backoff", j.backoff_seconds, "seconds before the first retry, doubled each time (default 1)")
+      ->check(number_range(0.0, 3600.0));
+  cmd->add_option("--judge-timeout", j.timeout_seconds, "seconds per request, the whole request (default 120)")
+      ->check(number_range(0.0, 86400.0, true));
 }
 
 CommandRegistrar niah_command([](CLI::App& root) {
@@ -75,17 +93,20 @@ CommandRegistrar niah_command([](CLI::App& root) {
   run->add_option("--haystack", rs->haystack_dir, "folder of .txt files (Paul Graham essays)")->required();
   run->add_option("--out", rs->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
   add_spec_options(run, *ra);
-  run->add_option("--max-new-tokens", rs->max_new_tokens, "greedy tokens per cell, unless EOS (default 1024, as pred.py)");
+  run->add_option("--max-new-tokens", rs->max_new_tokens, "greedy tokens per cell, unless EOS (default 1024, as pred.py)")
+      ->check(int_range(1, kMaxNewTokens));
   run->add_option("--pred-dir", rs->pred_dir, "also write pred.py's layout: Huggingface_len_L_depth_D.txt + .txt.done");
   add_generation_options(run, rs->generation);
   run->add_option("--device", rs->run.device, "cpu or cuda[:N]");
   add_pruning_option(run, rs->run);
   run->add_option("--dtype", rs->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
-  run->add_option("--num-shards", shards->first, "split the cells over N shards (default: from the launcher)");
-  run->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
+  run->add_option("--num-shards", shards->first, "split the cells over N shards (default: from the launcher)")
+      ->check(int_range(1, 1 << 20));
+  run->add_option("--shard-index", shards->second, "this shard (default: from the launcher)")->check(int_range(0, 1 << 20));
   run->add_flag("--resume", rs->resume, "continue an interrupted sweep from its journal (OUT.journal.jsonl)");
-  run->add_option("--stop-after", rs->stop_after, "stop (exit 3, resumable) after the N-th cell finishes");
+  run->add_option("--stop-after", rs->stop_after, "stop (exit 3, resumable) after the N-th cell finishes")
+      ->check(int_range(0));
   run->callback([ra, rs, shards] {
     rs->spec = ra->parsed();
     // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
@@ -118,6 +139,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
   score->callback([sa, judge, s_pred, s_result, s_out] {
     if (s_pred->empty() == s_result->empty()) throw Error("give one of --pred-dir and --result");
     if (judge->url.empty() != judge->model.empty()) throw Error("--judge-url and --judge-model go together");
+    if (judge->url.empty() && judge->api_key_required) throw Error("--judge-key-env: there is no judge (--judge-url) to send a key to");
     niah::NiahSpec spec = sa->parsed();
     std::vector<nlohmann::json> records;
     nlohmann::json identity;
@@ -127,11 +149,17 @@ CommandRegistrar niah_command([](CLI::App& root) {
       identity = niah::score_identity(r, *s_pred);
     } else {
       const nlohmann::json prev = read_json(*s_result);
-      if (!prev.contains("cells") || !prev.contains("header"))
+      if (!prev.is_object() || !prev.contains("cells") || !prev.contains("header") || !prev["header"].is_object())
         throw Error(fmt::format("--result {}: not a `foxeval niah` result (no cells/header)", *s_result));
       identity = prev["header"].value("settings", nlohmann::json::object());
-      if (!identity.contains("answer")) throw Error(fmt::format("--result {}: its settings carry no answer", *s_result));
+      if (!identity.is_object() || !identity.contains("answer") || !identity["answer"].is_string() ||
+          (identity.contains("mode") && !identity["mode"].is_string()))
+        throw Error(fmt::format("--result {}: its settings carry no answer (or a mode that is not a string)", *s_result));
+      if (!prev["cells"].is_array()) throw Error(fmt::format("--result {}: \"cells\" must be a list", *s_result));
       for (const nlohmann::json& c : prev["cells"]) {
+        if (!c.is_object() || !c.contains("length") || !c["length"].is_number_integer() || !c.contains("depth") ||
+            !c["depth"].is_number_integer() || !c.contains("prediction") || !c["prediction"].is_string())
+          throw Error(fmt::format("--result {}: a cell needs an integer length and depth and a string prediction", *s_result));
         nlohmann::json rec = c;
         for (const char* k : {"score", "answer_recall", "contains_answer", "judge_score", "judge_reply"}) rec.erase(k);
         records.push_back(rec);
@@ -145,7 +173,13 @@ CommandRegistrar niah_command([](CLI::App& root) {
       identity["judge_model"] = judge->model;
       identity["judge_url"] = judge->url;
     }
-    nlohmann::json result = niah::build_result(identity, records);
+    nlohmann::json result;
+    try {
+      result = niah::build_result(identity, records);
+    } catch (const nlohmann::json::exception& e) {  // a hand-made --result or prediction records of the wrong types
+      throw Error(fmt::format("{}: a cell has a field of the wrong type ({})", s_result->empty() ? *s_pred : *s_result,
+                              e.what()));
+    }
     result["header"] = result_header("niah", identity, 0.0);
     write_json_atomic(*s_out, result);
     niah::print_summary(result);
@@ -164,7 +198,8 @@ CommandRegistrar plot_niah_command([](CLI::App& root) {
   cmd->add_option("--label", *labels, "panel title per file, in order (default: the model folder's name)");
   cmd->add_option("-o,--out", *out, "SVG file")->required();
   cmd->add_flag("--judge", *judge, "colour by the judge's ratings instead of the offline score");
-  cmd->add_option("--train-length", *train, "dashed line at this context length, the training one (the paper: 16384)");
+  cmd->add_option("--train-length", *train, "dashed line at this context length, the training one (the paper: 16384)")
+      ->check(int_range(0, kMaxContextTokens));
   cmd->callback([files, labels, out, judge, train] {
     niah::plot_niah_files(*files, *labels, *out, *judge, *train);
     std::printf("wrote %s\n", out->c_str());

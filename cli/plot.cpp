@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "tasks/plot.h"
 
 namespace foxeval {
@@ -28,7 +29,7 @@ CommandRegistrar plot_loss_command([](CLI::App& root) {
   CLI::Option* ymin = cmd->add_option("--ymin", a->ymin, "bottom of the loss axis (default: from the data)");
   CLI::Option* ymax = cmd->add_option("--ymax", a->ymax, "top of the loss axis (default: from the data)");
   cmd->add_option("--bins", a->opts.bins, "log-spaced smoothing bins over the positions")
-      ->check(CLI::Range(1, 100000));
+      ->check(int_range(1, 100000));
   cmd->callback([a, ymin, ymax] {
     if (ymin->count() > 0) a->opts.ymin = a->ymin;
     if (ymax->count() > 0) a->opts.ymax = a->ymax;

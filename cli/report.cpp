@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "tasks/report.h"
 
 namespace foxeval {
@@ -26,7 +27,7 @@ CommandRegistrar report_command([](CLI::App& root) {
   cmd->add_option("--title", a->opts.title, "page title")->capture_default_str();
   cmd->add_option("--niah-train-length", a->opts.niah_train_length,
                   "draw a dashed line in the NIAH heatmaps past this context length (the training length)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(int_range(0, kMaxContextTokens));
   cmd->callback([a] { report::write_report(a->files, a->labels, a->out, a->opts); });
 });
 

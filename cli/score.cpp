@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "data/json_file.h"
 #include "data/errors.h"
 #include "data/tokenizer.h"
@@ -46,6 +48,9 @@ std::string string_field(const nlohmann::json& j, const char* field, const std::
 
 void run_score(const ScoreArgs& a) {
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
+  struct stat st {};
+  if (::stat(a.requests.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw Error(fmt::format("--requests {}: not a file (a folder or a device)", a.requests));
   std::ifstream in(a.requests, std::ios::binary);
   if (!in) throw Error(fmt::format("--requests: cannot open {}", a.requests));
 
@@ -132,11 +137,11 @@ CommandRegistrar score_command([](CLI::App& root) {
   cmd->add_option("--out", a->out, "JSONL: {\"logprob\",\"is_greedy\"} per request line, same order (atomic write)")
       ->required();
   cmd->add_option("--max-length", a->max_length, "HFLM max_length: input window and rolling window size")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 30));
+      ->check(int_range(1, kMaxContextTokens));
   cmd->add_option("--batch-size", a->batch_size, "requests per forward (0: as many as fit --max-batch-tokens)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(int_range(0, 1 << 20));
   cmd->add_option("--max-batch-tokens", a->max_batch_tokens, "padded tokens per forward when --batch-size is 0")
-      ->check(CLI::PositiveNumber);
+      ->check(int_range(1, int64_t(1) << 40));
   cmd->add_option("--device", a->run.device, "cpu or cuda[:N]");
   add_pruning_option(cmd, a->run);
   cmd->add_option("--dtype", a->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")

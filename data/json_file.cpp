@@ -1,9 +1,11 @@
 #include "data/json_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -45,17 +47,62 @@ void write_json_atomic(const std::string& path, const nlohmann::json& value, int
   write_text_atomic(path, value.dump(indent) + "\n");
 }
 
+namespace {
+
+// Files, pipes and process substitutions are read; a folder or a device (/dev/zero never ends) is refused.
+void check_readable(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // the open below says why
+  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("{}: is a folder, not a file", path));
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) throw Error(fmt::format("{}: is a device, not a file", path));
+}
+
+// The deepest nesting of arrays and objects in JSON text (strings skipped).
+size_t nesting_depth(const std::string& text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
+void check_json_depth(const std::string& text, const std::string& source) {
+  // Code that walks a value recursively (printing it, converting it) must never exhaust the stack.
+  constexpr size_t kMaxDepth = 512;
+  if (nesting_depth(text) > kMaxDepth)
+    throw Error(fmt::format("{}: JSON nested more than {} levels deep; refusing it", source, kMaxDepth));
+}
+
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
+  check_readable(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  check_json_depth(text, path);
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw Error(fmt::format("{}: malformed JSON: {}", path, e.what()));
   }
 }
 
 std::string read_text_file(const std::string& path) {
+  check_readable(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open", path));
   std::ostringstream ss;

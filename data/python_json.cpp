@@ -9,6 +9,11 @@
 #include "data/json_file.h"
 
 namespace foxeval {
+
+// data/json_file.cpp: refuses JSON text nested deeper than a recursive walk may go (declared here,
+// not in json_file.h, which half the project includes).
+void check_json_depth(const std::string& text, const std::string& source);
+
 namespace {
 
 std::optional<double> named_float(const std::string& name) {
@@ -77,6 +82,7 @@ std::optional<double> python_float(const nlohmann::json& value) {
 }
 
 nlohmann::json parse_python_json(const std::string& text, const std::string& source) {
+  check_json_depth(text, source);  // decode_floats recurses
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(quote_bare_floats(text));

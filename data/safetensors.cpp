@@ -8,7 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "data/errors.h"
 
@@ -37,13 +41,118 @@ at::ScalarType scalar_type(const std::string& dtype, const std::string& where) {
   throw Error(fmt::format("{}: unsupported safetensors dtype {}", where, dtype));
 }
 
+// Validates the header (types, ranges, exact tiling of the data section), fills `entries` and
+// returns the offset of the data section.
+size_t parse_header(const uint8_t* map, size_t map_size, const std::string& path,
+                    std::map<std::string, SafetensorsEntry>& entries) {
+  uint64_t header_len = 0;
+  std::memcpy(&header_len, map, 8);  // little-endian on every platform we build for
+  if (header_len > map_size - 8) {
+    throw Error(fmt::format("{}: truncated safetensors file (header says {} bytes, file has {})", path,
+                            header_len, map_size - 8));
+  }
+  // As the safetensors library: a header is at most 100 MB (a real one is a few hundred KB).
+  constexpr uint64_t kMaxHeader = 100'000'000;
+  if (header_len > kMaxHeader || header_len < 2)
+    throw Error(fmt::format("{}: safetensors header length {} is outside [2, {}] bytes", path, header_len, kMaxHeader));
+  const size_t data_offset = 8 + header_len;
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(map + 8, map + data_offset);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("{}: malformed safetensors header: {}", path, e.what()));
+  }
+  if (!header.is_object()) throw Error(fmt::format("{}: malformed safetensors header: not a JSON object", path));
+  const uint64_t data_size = map_size - data_offset;
+  // Every field is checked for its type and range before use (a float offset or a negative dim
+  // must not be converted silently), then the tensors must tile the data section exactly, as the
+  // safetensors library requires: sorted by offset they start at 0, each begins where the one
+  // before ends (no overlap, no gap), and the last ends at the end of the file.
+  std::vector<std::pair<std::string, SafetensorsEntry>> sorted;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string where = fmt::format("{}: tensor \"{}\"", path, it.key());
+    const auto& v = it.value();
+    if (it.key() == "__metadata__") {
+      if (!v.is_object() && !v.is_null()) throw Error(fmt::format("{}: __metadata__ must be an object of strings", path));
+      continue;
+    }
+    if (!v.is_object()) throw Error(fmt::format("{}: malformed header entry (not an object)", where));
+    SafetensorsEntry e;
+    const auto dt = v.find("dtype"), sh = v.find("shape"), off = v.find("data_offsets");
+    if (dt == v.end() || !dt->is_string()) throw Error(fmt::format("{}: field \"dtype\" missing or not a string", where));
+    e.dtype = dt->get<std::string>();
+    const int64_t esize = dtype_size(e.dtype);
+    if (esize < 0)
+      throw Error(fmt::format("{}: unsupported dtype \"{}\" (F64, F32, BF16, F16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL)",
+                              where, e.dtype));
+    if (sh == v.end() || !sh->is_array() || sh->size() > 64)
+      throw Error(fmt::format("{}: field \"shape\" missing or not a list of at most 64 sizes", where));
+    uint64_t numel = 1;
+    bool overflow = false;
+    for (const auto& d : *sh) {
+      if (!d.is_number_integer() || (d.is_number_integer() && !d.is_number_unsigned() && d.get<int64_t>() < 0))
+        throw Error(fmt::format("{}: field \"shape\" = {} must hold integers >= 0", where, sh->dump()));
+      const uint64_t n = d.get<uint64_t>();
+      if (n > static_cast<uint64_t>(INT64_MAX)) overflow = true;
+      e.shape.push_back(static_cast<int64_t>(n));
+      overflow = overflow || __builtin_mul_overflow(numel, n, &numel);
+    }
+    uint64_t bytes = 0;
+    overflow = overflow || __builtin_mul_overflow(numel, static_cast<uint64_t>(esize), &bytes);
+    if (off == v.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
+        !(*off)[1].is_number_unsigned())
+      throw Error(fmt::format("{}: field \"data_offsets\" must be [begin, end], two integers >= 0 (got {})", where,
+                              off == v.end() ? std::string("nothing") : off->dump()));
+    e.begin = (*off)[0].get<uint64_t>();
+    e.end = (*off)[1].get<uint64_t>();
+    if (overflow || e.end < e.begin || e.end - e.begin != bytes) {
+      throw Error(fmt::format("{}: data_offsets [{}, {}) hold {} bytes, but shape {} of {} needs {}", where, e.begin,
+                              e.end, e.end >= e.begin ? std::to_string(e.end - e.begin) : std::string("a negative number of"),
+                              sh->dump(), e.dtype, overflow ? std::string("more than 2^64") : std::to_string(bytes)));
+    }
+    if (e.end > data_size) {
+      throw Error(fmt::format("{}: truncated safetensors file: the tensor ends at byte {} of a {}-byte data section",
+                              where, e.end, data_size));
+    }
+    sorted.emplace_back(it.key(), std::move(e));
+  }
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second.begin != b.second.begin ? a.second.begin < b.second.begin : a.second.end < b.second.end;
+  });
+  uint64_t expect = 0;
+  const std::string* previous = nullptr;
+  for (const auto& [name, e] : sorted) {
+    if (e.begin != expect) {
+      if (e.begin < expect)
+        throw Error(fmt::format("{}: tensor \"{}\" (bytes [{}, {})) overlaps tensor \"{}\" (which ends at {}): tensors "
+                                "must not share bytes",
+                                path, name, e.begin, e.end, previous ? *previous : std::string(), expect));
+      throw Error(fmt::format("{}: tensor \"{}\" starts at byte {} of the data section, but the bytes before end at {}: "
+                              "a gap (the data_offsets must tile the data section)",
+                              path, name, e.begin, expect));
+    }
+    expect = e.end;
+    previous = &name;
+  }
+  if (expect != data_size)
+    throw Error(fmt::format("{}: the tensors cover {} bytes of a {}-byte data section: {} trailing bytes belong to no "
+                            "tensor (the data_offsets must tile the data section)",
+                            path, expect, data_size, data_size - expect));
+  for (auto& [name, e] : sorted) entries.emplace(name, std::move(e));
+  return data_offset;
+}
+
 }  // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
+  // O_NONBLOCK: a FIFO in place of the file must not block the open; only regular files are read.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   struct stat st {};
-  ::fstat(fd, &st);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(fmt::format("{}: not a regular file", path));
+  }
   map_size_ = static_cast<size_t>(st.st_size);
   if (map_size_ < 8) {
     ::close(fd);
@@ -53,48 +162,12 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   ::close(fd);
   if (p == MAP_FAILED) throw Error(fmt::format("{}: mmap failed ({})", path, std::strerror(errno)));
   map_ = static_cast<const uint8_t*>(p);
-
-  uint64_t header_len = 0;
-  std::memcpy(&header_len, map_, 8);  // little-endian on every platform we build for
-  if (header_len > map_size_ - 8) {
-    throw Error(fmt::format("{}: truncated safetensors file (header says {} bytes, file has {})", path,
-                            header_len, map_size_ - 8));
-  }
-  data_offset_ = 8 + header_len;
-  nlohmann::json header;
   try {
-    header = nlohmann::json::parse(map_ + 8, map_ + data_offset_);
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("{}: malformed safetensors header: {}", path, e.what()));
-  }
-  const uint64_t data_size = map_size_ - data_offset_;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == "__metadata__") continue;
-    const auto& v = it.value();
-    SafetensorsEntry e;
-    try {
-      e.dtype = v.at("dtype").get<std::string>();
-      e.shape = v.at("shape").get<std::vector<int64_t>>();
-      auto offsets = v.at("data_offsets").get<std::vector<uint64_t>>();
-      if (offsets.size() != 2) throw Error("data_offsets must have 2 entries");
-      e.begin = offsets[0];
-      e.end = offsets[1];
-    } catch (const std::exception& ex) {
-      throw Error(fmt::format("{}: tensor {}: malformed header entry ({})", path, it.key(), ex.what()));
-    }
-    int64_t numel = 1;
-    for (int64_t d : e.shape) numel *= d;
-    const int64_t esize = dtype_size(e.dtype);
-    if (esize < 0) throw Error(fmt::format("{}: tensor {}: unsupported dtype {}", path, it.key(), e.dtype));
-    if (e.end < e.begin || e.end - e.begin != static_cast<uint64_t>(numel * esize)) {
-      throw Error(fmt::format("{}: tensor {}: data_offsets [{}, {}) do not match shape and dtype {}", path,
-                              it.key(), e.begin, e.end, e.dtype));
-    }
-    if (e.end > data_size) {
-      throw Error(fmt::format("{}: truncated safetensors file: tensor {} ends at byte {} of a {}-byte data section",
-                              path, it.key(), e.end, data_size));
-    }
-    entries_.emplace(it.key(), std::move(e));
+    data_offset_ = parse_header(map_, map_size_, path_, entries_);
+  } catch (...) {
+    ::munmap(const_cast<uint8_t*>(map_), map_size_);  // the destructor does not run for a throwing constructor
+    map_ = nullptr;
+    throw;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "data/model_files.h"
 #include "data/errors.h"
 #include "data/hub_cache.h"
 #include "data/json_file.h"
@@ -78,8 +79,8 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& model) {
     const std::string model_dir = resolve_model_dir(model);  // a directory, or a repo id in the hub cache
     const fs::path dir(model_dir);
     const bool has_vocab = is_file(dir / "vocab.json"), has_merges = is_file(dir / "merges.txt");
-    if (has_vocab && has_merges)
-      return load_files((dir / "vocab.json").string(), (dir / "merges.txt").string());
+    if (has_vocab && has_merges)  // both inside the model folder, symlinks resolved (data/model_files.h)
+      return load_files(model_file(model_dir, "vocab.json", model_dir), model_file(model_dir, "merges.txt", model_dir));
     if (has_vocab || has_merges)
       throw Error(model_dir + " has " + (has_vocab ? "vocab.json but no merges.txt" :
                                                      "merges.txt but no vocab.json"));

@@ -43,8 +43,14 @@ class Generator {
     if (!opt.stop_strings.empty() && !tok) throw Error("generate: stop strings need a tokenizer");
     for (const std::string& s : opt.stop_strings)
       if (s.empty()) throw Error("generate: empty stop string");
-    if (opt.temperature < 0) throw Error("generate: temperature must be >= 0");
-    if (opt.temperature > 0 && !(opt.top_p > 0 && opt.top_p <= 1)) throw Error("generate: top_p must be in (0, 1]");
+    // NaN fails every comparison: check for what is allowed, not for what is not.
+    if (!std::isfinite(opt.temperature) || opt.temperature < 0 ||
+        (opt.temperature > 0 && !std::isfinite(1.0 / opt.temperature)))
+      throw Error(fmt::format("generate: temperature {} must be a finite number >= 0", opt.temperature));
+    if (opt.temperature > 0 && !(opt.top_p > 0 && opt.top_p <= 1))
+      throw Error(fmt::format("generate: top_p {} must be in (0, 1]", opt.top_p));
+    if (opt.max_new_tokens < 0 || opt.max_new_tokens > (int64_t(1) << 20))
+      throw Error(fmt::format("generate: max_new_tokens {} must be in [0, {}]", opt.max_new_tokens, int64_t(1) << 20));
     for (size_t b = 0; b < prompts.size(); ++b) {
       if (prompts[b].empty()) throw Error(fmt::format("generate: prompt {} is empty (give at least a BOS id)", b));
       for (int64_t id : prompts[b])

@@ -326,8 +326,9 @@ GenerateStats generate_until(CausalLM& model, const std::vector<GenerationReques
   const int64_t vocab = model.lm_head().size(0);
   for (size_t i = 0; i < requests.size(); ++i) {
     if (requests[i].prompt.empty()) throw Error(fmt::format("generate: request {} has an empty prompt", i));
-    if (requests[i].max_new_tokens < 0)
-      throw Error(fmt::format("generate: request {} asks for {} new tokens", i, requests[i].max_new_tokens));
+    if (requests[i].max_new_tokens < 0 || requests[i].max_new_tokens > (int64_t(1) << 20))
+      throw Error(fmt::format("generate: request {} asks for {} new tokens; allowed: 0..{}", i, requests[i].max_new_tokens,
+                              int64_t(1) << 20));
     for (int64_t id : requests[i].prompt)
       if (id < 0 || id >= vocab)
         throw Error(fmt::format("generate: request {} holds id {}, outside the model's vocabulary [0, {})", i, id, vocab));

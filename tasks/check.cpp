@@ -102,6 +102,10 @@ std::pair<double, double> default_tolerance(const std::string& metric) {
 CheckReport check_against_baseline(const std::string& result_path, const std::string& baseline_path,
                                    const CheckOptions& options) {
   const nlohmann::json result = read_json(result_path), baseline = read_json(baseline_path);
+  for (const auto& [j, path] : {std::pair<const nlohmann::json&, const std::string&>{result, result_path},
+                                std::pair<const nlohmann::json&, const std::string&>{baseline, baseline_path}})
+    if (!j.is_object() || (j.contains("header") && !j["header"].is_object()))
+      throw Error(fmt::format("{}: not a foxeval result (a JSON object with a header expected)", path));
   CheckReport report;
   const nlohmann::json rs = result_settings(result), bs = result_settings(baseline);
   for (auto it = bs.begin(); it != bs.end(); ++it)

@@ -20,6 +20,7 @@
 #include "data/json_file.h"
 #include "tasks/progress.h"
 #include "tasks/distributed.h"
+#include "tasks/output_lock.h"
 #include "tasks/runner.h"
 #include "tasks/stop_signals.h"
 
@@ -105,7 +106,8 @@ std::vector<std::string> rank_state_files(const LossSettings& s) {
 }
 
 nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows& rows, const std::vector<Window>& windows,
-                               const nlohmann::json& id, int64_t seq_len, DistributedSession* dist);
+                               const nlohmann::json& id, int64_t seq_len, DistributedSession* dist,
+                               const std::string& lock_refusal);
 
 }  // namespace
 
@@ -116,7 +118,8 @@ nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows
 // associative: the same bits as one process) and writes the one result.
 namespace {
 nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows& rows, const std::vector<Window>& windows,
-                               const nlohmann::json& id, int64_t seq_len, DistributedSession* dist) {
+                               const nlohmann::json& id, int64_t seq_len, DistributedSession* dist,
+                               const std::string& lock_refusal) {
   const int64_t rank = dist ? dist->rank() : 0, world = dist ? dist->world() : 1;
   const int64_t num_windows = static_cast<int64_t>(windows.size()), B = s.batch_size;
   const int64_t num_chunks = (num_windows + B - 1) / B;
@@ -135,6 +138,7 @@ nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows
   double elapsed_before = 0;
   std::string refusal;
   try {
+    if (!lock_refusal.empty()) throw Error(lock_refusal);
     if (!files.empty() && !s.resume)
       throw Error(fmt::format("{} exists (an interrupted run): pass --resume to continue it, or delete it", files.front()));
     for (const std::string& f : files) {
@@ -153,6 +157,9 @@ nlohmann::json run_loss_shared(const LossSettings& s, CausalLM& model, TokenRows
         if (c < 0 || c >= num_chunks || done[c]) throw Error(fmt::format("{}: chunk {} is invalid or done twice", f, c));
         done[c] = 1;
       }
+      if (static_cast<int64_t>(st.at("sum_fixed").size()) != seq_len)
+        throw Error(fmt::format("{}: a damaged state file (sum_fixed has {} positions, seq_len is {})", f,
+                                st.at("sum_fixed").size(), seq_len));
       // Sums: our own file's we continue; another current rank's is that rank's; the rest rank 0 carries.
       bool current_rank = false;
       for (int64_t r = 0; r < world; ++r) current_rank |= f == fmt::format("{}.state.rank{}.json", s.out_path, r);
@@ -321,7 +328,28 @@ nlohmann::json run_loss(const LossSettings& s) {
   if (s.num_shards < 1 || s.shard_index < 0 || s.shard_index >= s.num_shards)
     throw Error(fmt::format("--shard-index {} must be in [0, --num-shards {})", s.shard_index, s.num_shards));
   if (s.batch_size < 1) throw Error(fmt::format("--batch-size {} must be >= 1", s.batch_size));
+  if (s.seq_len < 0) throw Error(fmt::format("--seq-len {}: must be >= 1 (or left out: the row length)", s.seq_len));
+  if (s.max_tokens < 1) throw Error(fmt::format("--tokens {}: must be >= 1", s.max_tokens));
+  if (s.stop_after_windows < 0) throw Error(fmt::format("--stop-after {}: must be >= 1", s.stop_after_windows));
+  if (!(s.save_every_seconds > 0) || !std::isfinite(s.save_every_seconds))
+    throw Error(fmt::format("--save-every {}: must be a finite number of seconds > 0", s.save_every_seconds));
+  DistributedSession* dist = DistributedSession::active();
+  const bool shared = s.num_shards == 1 && dist && dist->world() > 1;
+  // One run per output (tasks/output_lock.h), taken before any state file is read; in a
+  // distributed run rank 0 holds it for all, and its refusal reaches every rank through the start barrier.
+  std::unique_ptr<OutputLock> lock;
+  std::string lock_refusal;
+  try {
+    if (!shared || dist->rank() == 0) lock = std::make_unique<OutputLock>(s.out_path);
+  } catch (const Error& e) {
+    if (!shared) throw;
+    lock_refusal = e.what();
+  }
   std::unique_ptr<TokenRows> rows = open_token_rows(s.data_path);
+  // A degenerate array (no rows, or rows of no tokens) has no window to evaluate.
+  if (rows->num_rows() < 1 || rows->row_length() < 1)
+    throw Error(fmt::format("--data {}: {} rows of {} tokens: needs at least one row of at least one token", s.data_path,
+                            rows->num_rows(), rows->row_length()));
   const int64_t seq_len = s.seq_len > 0 ? s.seq_len : rows->row_length();
   if (seq_len > rows->row_length())
     throw Error(fmt::format("--seq-len {} is longer than the rows of {} ({})", seq_len, s.data_path, rows->row_length()));
@@ -337,9 +365,9 @@ nlohmann::json run_loss(const LossSettings& s) {
   std::vector<Window> windows = longcrawl_row_windows(num_docs, rows->row_length(), seq_len);
   const int64_t num_windows = static_cast<int64_t>(windows.size());
   const nlohmann::json id = identity(s, *model, *rows, seq_len, num_windows);
-  DistributedSession* dist = DistributedSession::active();
-  if (s.num_shards == 1 && dist && dist->world() > 1) return run_loss_shared(s, *model, *rows, windows, id, seq_len, dist);
-  if (s.num_shards == 1 && !rank_state_files(s).empty()) return run_loss_shared(s, *model, *rows, windows, id, seq_len, nullptr);
+  if (shared) return run_loss_shared(s, *model, *rows, windows, id, seq_len, dist, lock_refusal);
+  if (s.num_shards == 1 && !rank_state_files(s).empty())
+    return run_loss_shared(s, *model, *rows, windows, id, seq_len, nullptr, "");
   auto [first, last] = shard_range(num_windows, s.num_shards, s.shard_index);
 
   // Resume from the saved partial sums, or start.
@@ -354,10 +382,18 @@ nlohmann::json run_loss(const LossSettings& s) {
     if (st.value("identity", nlohmann::json()) != id || st.value("shard_index", -1) != s.shard_index)
       throw Error(fmt::format("{}: was made with other settings, model or data; refusing to resume ({})", state_file,
                               diff_fields(st.value("identity", nlohmann::json::object()), id).dump()));
-    sums.sum_fixed = st.at("sum_fixed").get<std::vector<int64_t>>();
-    sums.documents = st.at("documents").get<int64_t>();
-    next = st.at("next_window").get<int64_t>();
-    elapsed_before = st.at("elapsed_s").get<double>();
+    try {
+      sums.sum_fixed = st.at("sum_fixed").get<std::vector<int64_t>>();
+      sums.documents = st.at("documents").get<int64_t>();
+      next = st.at("next_window").get<int64_t>();
+      elapsed_before = st.at("elapsed_s").get<double>();
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(fmt::format("{}: a damaged state file ({}); delete it to start again", state_file, e.what()));
+    }
+    if (static_cast<int64_t>(sums.sum_fixed.size()) != seq_len || next < first || next > last || sums.documents < 0 ||
+        sums.documents > next - first || !std::isfinite(elapsed_before))
+      throw Error(fmt::format("{}: a damaged state file (sum_fixed, next_window or documents out of range); delete it "
+                              "to start again", state_file));
     std::fprintf(stderr, "[loss] resuming %s at window %lld of [%lld, %lld)\n", state_file.c_str(),
                  static_cast<long long>(next), static_cast<long long>(first), static_cast<long long>(last));
   }
@@ -439,28 +475,46 @@ nlohmann::json merge_loss_parts(const std::vector<std::string>& parts, const std
   std::set<int64_t> seen;
   double elapsed_max = 0;
   int64_t num_shards = 0;
+  int64_t seq_len = 0;
   for (const auto& path : parts) {
     nlohmann::json p = read_json(path);
-    if (p.value("kind", "") != "foxeval-loss-part")
+    if (!p.is_object() || p.value("kind", "") != "foxeval-loss-part")
       throw Error(fmt::format("{}: not a shard part of foxeval loss (run with --num-shards > 1)", path));
-    if (id.is_null()) {
-      id = p["identity"];
-      num_shards = id.at("num_shards").get<int64_t>();
-    } else if (p["identity"] != id) {
-      throw Error(fmt::format("{}: made with other settings than {} ({})", path, parts[0],
-                              diff_fields(id, p["identity"]).dump()));
+    // A part is input like any other: every field checked before it is used, errors naming the file.
+    try {
+      if (id.is_null()) {
+        id = p.at("identity");
+        num_shards = id.at("num_shards").get<int64_t>();
+        seq_len = id.at("seq_len").get<int64_t>();
+        if (num_shards < 1 || num_shards > (int64_t(1) << 20))
+          throw Error(fmt::format("identity.num_shards {} is outside [1, {}]", num_shards, int64_t(1) << 20));
+        if (seq_len < 1 || seq_len > (int64_t(1) << 22))
+          throw Error(fmt::format("identity.seq_len {} is outside [1, {}]", seq_len, int64_t(1) << 22));
+      } else if (p.at("identity") != id) {
+        throw Error(fmt::format("made with other settings than {} ({})", parts[0], diff_fields(id, p["identity"]).dump()));
+      }
+      const int64_t shard = p.at("shard_index").get<int64_t>();
+      if (shard < 0 || shard >= num_shards)
+        throw Error(fmt::format("shard_index {} is outside [0, {})", shard, num_shards));
+      if (!seen.insert(shard).second) throw Error(fmt::format("shard {} given twice (overlapping parts)", shard));
+      auto s = p.at("sum_fixed").get<std::vector<int64_t>>();
+      if (static_cast<int64_t>(s.size()) != seq_len)
+        throw Error(fmt::format("sum_fixed has {} positions, seq_len is {}", s.size(), seq_len));
+      if (sums.sum_fixed.empty()) sums.sum_fixed.assign(s.size(), 0);
+      for (size_t t = 0; t < s.size(); ++t) sums.sum_fixed[t] += s[t];
+      const int64_t docs = p.at("documents").get<int64_t>();
+      if (docs < 0) throw Error(fmt::format("documents {} is negative", docs));
+      sums.documents += docs;
+      const double el = p.at("elapsed_s").get<double>();
+      if (std::isfinite(el)) elapsed_max = std::max(elapsed_max, el);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", path, e.what()));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(fmt::format("{}: not a valid loss part ({})", path, e.what()));
     }
-    const int64_t shard = p.at("shard_index").get<int64_t>();
-    if (!seen.insert(shard).second) throw Error(fmt::format("{}: shard {} given twice (overlapping parts)", path, shard));
-    auto s = p.at("sum_fixed").get<std::vector<int64_t>>();
-    if (sums.sum_fixed.empty()) sums.sum_fixed.assign(s.size(), 0);
-    for (size_t t = 0; t < s.size(); ++t) sums.sum_fixed[t] += s[t];
-    sums.documents += p.at("documents").get<int64_t>();
-    elapsed_max = std::max(elapsed_max, p.at("elapsed_s").get<double>());
   }
   for (int64_t i = 0; i < num_shards; ++i)
     if (!seen.count(i)) throw Error(fmt::format("merge: shard {} of {} is missing", i, num_shards));
-  const int64_t seq_len = id.at("seq_len").get<int64_t>();
   nlohmann::json result = loss_metrics(sums, seq_len);
   id["num_shards"] = 1;  // the merged result equals a single run
   result["kind"] = "foxeval-loss";

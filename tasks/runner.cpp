@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "data/hub_cache.h"
 #include "data/json_file.h"
 #include "tasks/distributed.h"
+#include "tasks/output_lock.h"
 
 namespace fs = std::filesystem;
 
@@ -181,6 +183,8 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
   std::string refusal;
   std::map<std::string, nlohmann::json> found;
   try {
+    // One run per output (a distributed run's rank 0 holds it for all): taken before any journal is read.
+    if (!dist_ || dist_->rank() == 0) lock_ = std::make_unique<OutputLock>(settings_.out_path);
     if (!journals.empty() && !settings_.resume)
       throw Error(fmt::format("{} exists (an interrupted run): pass --resume to continue it, or delete it", journals.front()));
     for (const std::string& j : journals) {
@@ -283,6 +287,7 @@ std::vector<size_t> Runner::claim_batch(size_t n) {
 
 Runner::~Runner() {
   if (journal_) std::fclose(journal_);
+  lock_.reset();  // last: the journal is closed before another run may take the output
 }
 
 double Runner::elapsed_seconds() const { return elapsed_before_ + progress_.elapsed(); }
@@ -430,21 +435,36 @@ nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std
   std::map<std::string, nlohmann::json> records;
   for (const std::string& path : parts) {
     const nlohmann::json p = read_json(path);
-    if (p.value("kind", "") != "foxeval-part")
+    if (!p.is_object() || p.value("kind", "") != "foxeval-part")
       throw Error(fmt::format("{}: not a shard part of a foxeval task (run with --num-shards > 1)", path));
-    if (task.empty()) {
-      task = p.at("task").get<std::string>();
-      identity = p.at("identity");
-      items = p.at("items");
-      num_shards = p.at("num_shards").get<int64_t>();
-    } else if (p.at("task") != task || p.at("identity") != identity || p.at("items") != items) {
-      throw Error(fmt::format("{}: made with other settings than {} ({})", path, parts[0],
-                              diff_fields(identity, p.at("identity")).dump()));
+    // A part is input like any other: every field checked before it is used, errors naming the file.
+    try {
+      if (task.empty()) {
+        task = p.at("task").get<std::string>();
+        identity = p.at("identity");
+        items = p.at("items");
+        num_shards = p.at("num_shards").get<int64_t>();
+        if (num_shards < 1 || num_shards > (int64_t(1) << 20))
+          throw Error(fmt::format("num_shards {} is outside [1, {}]", num_shards, int64_t(1) << 20));
+        if (!items.is_array()) throw Error("items must be a list of item ids");
+        for (const auto& id : items)
+          if (!id.is_string()) throw Error("items must be a list of item ids (strings)");
+      } else if (p.at("task") != task || p.at("identity") != identity || p.at("items") != items) {
+        throw Error(fmt::format("made with other settings than {} ({})", parts[0],
+                                diff_fields(identity, p.at("identity")).dump()));
+      }
+      const int64_t shard = p.at("shard_index").get<int64_t>();
+      if (shard < 0 || shard >= num_shards) throw Error(fmt::format("shard_index {} is outside [0, {})", shard, num_shards));
+      if (!seen.insert(shard).second) throw Error(fmt::format("shard {} given twice (overlapping parts)", shard));
+      if (!p.at("records").is_object()) throw Error("records must be an object of item id -> record");
+      for (auto it = p.at("records").begin(); it != p.at("records").end(); ++it) records[it.key()] = it.value();
+      const double el = p.value("elapsed_s", 0.0);
+      if (std::isfinite(el)) elapsed = std::max(elapsed, el);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", path, e.what()));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(fmt::format("{}: not a valid shard part ({})", path, e.what()));
     }
-    const int64_t shard = p.at("shard_index").get<int64_t>();
-    if (!seen.insert(shard).second) throw Error(fmt::format("{}: shard {} given twice (overlapping parts)", path, shard));
-    for (auto it = p.at("records").begin(); it != p.at("records").end(); ++it) records[it.key()] = it.value();
-    elapsed = std::max(elapsed, p.value("elapsed_s", 0.0));
   }
   for (int64_t i = 0; i < num_shards; ++i)
     if (!seen.count(i)) throw Error(fmt::format("merge: shard {} of {} is missing", i, num_shards));

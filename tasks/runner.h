@@ -33,6 +33,7 @@
 namespace foxeval {
 
 class DistributedSession;  // tasks/distributed.h
+class OutputLock;          // tasks/output_lock.h
 
 struct WorkItem {
   std::string id;     // stable across runs: names the item in the journal (e.g. "len_1000_depth_50")
@@ -120,6 +121,7 @@ class Runner {
   Progress progress_;
   int64_t done_count_ = 0, shard_total_ = 0;
   double work_ = 0;
+  std::unique_ptr<OutputLock> lock_;  // OUT.lock while the run lives: a second run on the same --out is refused
   std::unique_ptr<StopSignals> signals_;  // set last in the constructor: SIGINT/SIGTERM -> should_stop()
   // A distributed run (see claim()): the session, this run's key scope in the store, the
   // unfinished items longest first (also what claim() walks in one process), and the records this

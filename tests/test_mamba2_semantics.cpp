@@ -65,12 +65,13 @@ std::string describe(const Diff& d) {
                      d.rel_mean, d.rel_max);
 }
 
-// A checkpoint directory: `base`'s weights (linked) with config.json text `config_text`.
+// A checkpoint directory: `base`'s weights (copied: a symlink out of a model folder is refused,
+// data/model_files.h) with config.json text `config_text`.
 struct ConfigVariant {
   test::TempDir dir{"mamba2_cfg"};
   ConfigVariant(const std::string& base, const std::string& config_text) {
     std::ofstream(dir.path / "config.json") << config_text;
-    fs::create_symlink(fs::path(base) / "model.safetensors", dir.path / "model.safetensors");
+    fs::copy_file(fs::path(base) / "model.safetensors", dir.path / "model.safetensors");
   }
   std::string path() const { return dir.path.string(); }
 };

@@ -5,19 +5,27 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
 
 namespace foxeval::niah {
 
 struct JudgeSettings {
-  std::string url;    // the full chat-completions URL, e.g. https://api.openai.com/v1/chat/completions
+  std::string url;    // the full chat-completions URL, e.g. https://api.openai.com/v1/chat/completions (http(s) only)
   std::string model;  // e.g. gpt-4o-2024-08-06 (the paper's)
   std::string api_key_env = "OPENAI_API_KEY";  // sent as a Bearer token when the variable is set
+  bool api_key_required = false;  // the variable was named explicitly: unset or empty is an error
   int tries = 5;                 // as eval.py
   double backoff_seconds = 1.0;  // wait before retry k: backoff * 2^(k-1)
-  double timeout_seconds = 120;  // per request, as eval.py
+  double timeout_seconds = 120;  // per request, as eval.py: the whole request (connect, send, reply)
+  int64_t max_reply_bytes = int64_t(8) << 20;  // a longer reply is refused at once, without retries
 };
+
+// What may be printed of a server's reply: at most `max_chars` bytes, control characters escaped,
+// every occurrence of `secret` (the API key, when not empty) replaced by [redacted].
+std::string printable_reply(const std::string& body, const std::string& secret, size_t max_chars = 200);
 
 struct JudgePrompt {
   std::string system, user_template, criteria;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <set>
 
+#include "data/model_files.h"
 #include "data/errors.h"
 #include "data/json_escape.h"
 #include "data/json_file.h"
@@ -116,6 +117,9 @@ void validate_grid(const std::vector<int64_t>& lengths, const std::vector<int64_
   if (depths.empty()) throw Error("--depths: no depth given");
   std::set<int64_t> seen;
   for (int64_t L : lengths) {
+    // A context is built in memory from the repeated haystack: far beyond any evaluated length is a typo.
+    if (L > (int64_t(1) << 20))
+      throw Error(fmt::format("--lengths: {} is out of range: a context length is at most {} tokens", L, int64_t(1) << 20));
     // The official code would cut the context to L - 200 <= 0 tokens: an empty or backwards haystack.
     if (L <= buffer)
       throw Error(fmt::format("--lengths: {} is not above the {}-token buffer prompt.py keeps free for the question "
@@ -144,7 +148,8 @@ std::vector<std::string> haystack_files(const std::string& dir) {
   std::sort(names.begin(), names.end());  // char_traits<char> compares as unsigned: code-point order of UTF-8
   std::vector<std::string> paths;
   for (const std::string& n : names) {
-    const fs::path p = fs::path(dir) / n;
+    // Only files inside the folder: a .txt that is a symlink out of it is refused, not read.
+    const fs::path p = model_file(dir, n, fmt::format("--haystack {}", dir));
     if (!fs::is_regular_file(p, ec)) throw Error(fmt::format("--haystack {}: {} is not a readable file", dir, n));
     paths.push_back(p.string());
   }

@@ -15,6 +15,7 @@
 #include "data/errors.h"
 #include "data/hub_cache.h"
 #include "data/json_file.h"
+#include "data/model_files.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
@@ -31,6 +32,15 @@ std::string item_id(int64_t length, int64_t depth) { return fmt::format("len_{}_
 struct Cell {
   int64_t length, depth;
 };
+
+// A folder to write into, made when missing; a refusal names the flag (`--out afile/x` included).
+void make_folder(const std::string& dir, const char* flag) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw Error(fmt::format("{} {}: cannot make this folder ({})", flag, dir,
+                            ec ? ec.message() : std::string("something else is in the way")));
+}
 
 std::vector<Cell> grid_cells(const Mode& m) {
   std::vector<Cell> cells;
@@ -71,7 +81,7 @@ int64_t write_prompt_files(const NiahSpec& spec, const std::string& haystack_dir
   for (const Cell& c : grid_cells(r.mode))
     files.emplace_back(cell_stem(r.def.file_prefix, c.length, c.depth) + "_prompts.json",
                        prompt_file_text(builder.escaped_user_message(c.length, c.depth)));
-  fs::create_directories(out_dir);
+  make_folder(out_dir, "--out");
   for (const auto& [name, text] : files) write_text_atomic((fs::path(out_dir) / name).string(), text);
   return static_cast<int64_t>(files.size());
 }
@@ -111,7 +121,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
   rs.shard_index = s.shard_index;
   rs.progress_unit = "tok";
   Runner runner(rs, "niah", identity, items);
-  if (!s.pred_dir.empty()) fs::create_directories(s.pred_dir);
+  if (!s.pred_dir.empty()) make_folder(s.pred_dir, "--pred-dir");
 
   // Work is handed out a length at a time (Runner::claim_batch: in a distributed run from the
   // shared counter, longest first, so no GPU idles while another works through the 32k cells);
@@ -193,10 +203,14 @@ std::vector<nlohmann::json> read_prediction_folder(const std::string& dir, const
       std::fprintf(stderr, "[niah] %s: no %s.done (unfinished), skipped as eval.py does\n", dir.c_str(), name.c_str());
       continue;
     }
+    if (m[1].length() > 9 || m[2].length() > 9)
+      throw Error(fmt::format("--pred-dir {}: {}: the length or depth is out of range", dir, name));
     const int64_t L = std::stoll(m[1].str()), D100 = std::stoll(m[2].str());
     if (D100 % 100 != 0)
       throw Error(fmt::format("--pred-dir {}: {}: depth_{} is not a whole percent (x100)", dir, name, D100));
-    cells[{L, D100 / 100}] = {{"length", L}, {"depth", D100 / 100}, {"prediction", python_strip(read_text_file(e.path().string()))}};
+    // Only files inside the folder: a prediction that is a symlink out of it is refused, not read.
+    const std::string file = model_file(dir, name, fmt::format("--pred-dir {}", dir));
+    cells[{L, D100 / 100}] = {{"length", L}, {"depth", D100 / 100}, {"prediction", python_strip(read_text_file(file))}};
   }
   if (cells.empty()) throw Error(fmt::format("--pred-dir {}: no finished prediction ({}_len_L_depth_D.txt + .done)", dir, prefix));
   std::vector<nlohmann::json> records;
