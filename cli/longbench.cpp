@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/generation_options.h"
+#include "cli/validators.h"
 #include "data/json_file.h"
 #include "data/tokenizer.h"
 #include "tasks/distributed.h"
@@ -30,12 +31,6 @@ void add_prompt_options(CLI::App* cmd, longbench::PromptSettings& p) {
   cmd->add_option("--config", p.config_dir, "folder with your own dataset2prompt.json and dataset2maxlen.json");
 }
 
-// --limit N, where given, keeps the first N >= 1 records of each task (0 would run nothing).
-void check_limit(const CLI::Option* option, int64_t limit) {
-  if (option->count() && limit < 1)
-    throw Error(fmt::format("--limit {}: must be at least 1 (the first N records of each task; leave it out for all)", limit));
-}
-
 void print_scores(const nlohmann::json& scores) {
   for (auto it = scores.begin(); it != scores.end(); ++it) std::printf("%s\t%s\n", it.key().c_str(), longbench::python_json_dumps(it.value()).c_str());
 }
@@ -52,9 +47,8 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     add_prompt_options(cmd, *p);
     cmd->add_option("--out", *out, "JSON lines: {task, index, _id, input_ids}")->required();
     cmd->add_option("--model", *model, "take vocab.json/merges.txt from this checkpoint (default: bundled GPT-2)");
-    CLI::Option* limit = cmd->add_option("--limit", p->limit, "first N records of each task (default: all)");
-    cmd->callback([p, out, model, limit] {
-      check_limit(limit, p->limit);
+    cmd->add_option("--limit", p->limit, "first N records of each task (default: all)")->check(int_range(1));
+    cmd->callback([p, out, model] {
       const Gpt2Tokenizer tok = Gpt2Tokenizer::load(*model);
       const longbench::PromptSet set = longbench::build_prompt_set(*p, tok);
       longbench::write_prompts_jsonl(set, *out);
@@ -70,22 +64,19 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
     add_prompt_options(cmd, s->prompts);
     cmd->add_option("--out", s->out_dir, "folder: run.json, {task}.jsonl + .done, result.json")->required();
-    CLI::Option* limit = cmd->add_option("--limit", s->prompts.limit, "first N records of each task (default: all)");
+    cmd->add_option("--limit", s->prompts.limit, "first N records of each task (default: all)")->check(int_range(1));
     cmd->add_option("--device", s->run.device, "cpu or cuda[:N]");
     add_pruning_option(cmd, s->run);
   cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
         ->check(CLI::IsMember({"float32", "bfloat16"}));
-    CLI::Option* max_new = cmd->add_option("--max-new-tokens", s->max_new_tokens,
-                                           "cap every task's generation length (quick checks; default: dataset2maxlen)");
+    cmd->add_option("--max-new-tokens", s->max_new_tokens, "cap every task's generation length (quick checks; default: dataset2maxlen)")
+        ->check(int_range(1));
     add_generation_options(cmd, s->generation);
     cmd->add_option("--num-shards", shards->first, "split the records over N shards (default: from the launcher)");
     cmd->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
     cmd->add_flag("--resume", s->resume, "continue an interrupted run from its journal");
     cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues)");
-    cmd->callback([s, shards, limit, max_new] {
-      check_limit(limit, s->prompts.limit);
-      if (max_new->count() && s->max_new_tokens < 1)
-        throw Error(fmt::format("--max-new-tokens {}: must be at least 1 (it caps each task's dataset2maxlen)", s->max_new_tokens));
+    cmd->callback([s, shards] {
       // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
       const ShardPlan plan = plan_shards("longbench", shards->first, shards->second);
       s->num_shards = plan.num_shards;

@@ -89,6 +89,10 @@ expect_code 2 "--limit 0" run_on $data --out "$tmp/lim0" --limit 0
 expect_code 2 "--max-new-tokens -3" "$FOXEVAL" longbench run --model $model --data $data --tasks trec --max-new-tokens -3 --out "$tmp/mnt"
 mkdir -p "$tmp/empty" && : >"$tmp/empty/trec.jsonl"
 expect_error "empty task file" "trec.jsonl: no records" "$FOXEVAL" longbench prompts --data "$tmp/empty" --tasks trec --out "$tmp/x.jsonl"
+# a config whose task name climbs out of --data: refused before any file is read
+mkdir -p "$tmp/cfg2" && echo '{"../../x": "{context}"}' >"$tmp/cfg2/dataset2prompt.json" && echo '{"../../x": 4}' >"$tmp/cfg2/dataset2maxlen.json"
+expect_error "config task name climbing out" "cannot name a file" "$FOXEVAL" longbench prompts --data $data --tasks ../../x \
+  --config "$tmp/cfg2" --out "$tmp/x.jsonl"
 # a merged result whose task name climbs out of --out
 python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["tasks"] = ["../../EVIL"]
 r["predictions"] = {"../../EVIL": r["predictions"]["qasper"]}; json.dump(r, open(sys.argv[2], "w"))' "$tmp/merged.json" "$tmp/evil.json"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -90,6 +91,15 @@ const std::vector<std::string>& english_tasks_e() {
   return tasks;
 }
 
+void check_task_name(const std::string& task) {
+  bool ok = !task.empty() && task.size() <= 100 && task[0] != '.';
+  for (char c : task) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+  if (!ok)
+    throw Error(fmt::format("task name {} cannot name a file: a LongBench task is letters, digits, '_', '-' or '.' "
+                            "(not first), at most 100 characters",
+                            nlohmann::json(task).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+}
+
 const std::vector<std::string>& all_tasks(bool e) {
   // LongBench's 21 tasks in its README's order; LongBench-E's 13 (upstream pred.py's --e list).
   static const std::vector<std::string> tasks = {
@@ -122,6 +132,7 @@ std::vector<std::string> select_tasks(const TaskConfig& config, const std::strin
   }
   std::set<std::string> seen;
   for (const std::string& t : tasks) {
+    check_task_name(t);
     if (!config.prompt.count(t))
       throw Error(fmt::format("--tasks: '{}' is not a task of the LongBench config in {} (known: {})", t, config.dir,
                               known_tasks(config)));

@@ -28,6 +28,11 @@ TaskConfig load_task_config(const std::string& dir);
 const std::vector<std::string>& english_tasks();
 const std::vector<std::string>& english_tasks_e();
 
+// A task name becomes a file name ({task}.jsonl under --data and --out): only names of LongBench's
+// shape pass (letters, digits, '_', '-', and '.' not first; at most 100 characters), so neither a
+// config of the user's nor a result file can steer a read or a write elsewhere. foxeval::Error otherwise.
+void check_task_name(const std::string& task);
+
 // LongBench's 21 tasks in its order (LongBench-E: its 13).
 const std::vector<std::string>& all_tasks(bool e);
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +10,7 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "tasks/longbench/longbench_config.h"
 #include "tasks/longbench/longbench_data.h"
 #include "tasks/longbench/longbench_prompt_set.h"
 #include "tasks/longbench/metrics.h"
@@ -119,7 +119,7 @@ struct TaskColumns {
 };
 
 nlohmann::json score_task(const std::string& task, const TaskColumns& c, bool e) {
-  if (!has_metric(task)) metric(task, "", "", {});  // throws, naming the datasets eval.py knows
+  require_metric(task);
   // classification_score iterates all_classes: eval.py fails on None (TypeError) instead of scoring.
   if (uses_all_classes(task) && c.last_classes_null)
     throw Error(fmt::format("\"{}\" is scored with classification_score, which needs all_classes, but the last record "
@@ -157,24 +157,9 @@ namespace {
 ResultBuilderRegistrar register_longbench("longbench", build_result);
 }  // namespace
 
-namespace {
-
-// A task name becomes a file name under --out: only names of LongBench's shape pass (letters,
-// digits, '_', '-', and '.' not first), so a result file cannot steer a write elsewhere.
-void check_task_file_name(const std::string& task) {
-  bool ok = !task.empty() && task.size() <= 100 && task[0] != '.';
-  for (char c : task) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
-  if (!ok)
-    throw Error(fmt::format("task name {} cannot name a file: a LongBench task is letters, digits, '_', '-' or '.' "
-                            "(not first), at most 100 characters",
-                            nlohmann::json(task).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
-}
-
-}  // namespace
-
 void write_official_files(const nlohmann::json& result, const std::string& out_dir) {
   const std::vector<std::string> tasks = result.at("tasks").get<std::vector<std::string>>();
-  for (const std::string& task : tasks) check_task_file_name(task);  // before anything is written
+  for (const std::string& task : tasks) check_task_name(task);  // before anything is written
   fs::create_directories(out_dir);
   for (const std::string& task : tasks) {
     if (!result.at("predictions").contains(task)) continue;

@@ -214,7 +214,13 @@ std::string first_line(const std::string& prediction) {
   return prediction.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
-bool has_metric(const std::string& dataset) { return dataset2metric().count(dataset) > 0; }
+void require_metric(const std::string& dataset) {
+  const auto& table = dataset2metric();
+  if (table.count(dataset)) return;
+  std::string known;
+  for (const auto& [name, m] : table) known += (known.empty() ? "" : ", ") + name;
+  throw Error("longbench: no metric for dataset \"" + dataset + "\" (eval.py's dataset2metric knows " + known + ")");
+}
 
 bool uses_all_classes(const std::string& dataset) {
   const auto it = dataset2metric().find(dataset);
@@ -223,13 +229,8 @@ bool uses_all_classes(const std::string& dataset) {
 
 double metric(const std::string& dataset, const std::string& prediction, const std::string& answer,
               const std::vector<std::string>& all_classes) {
-  const auto& table = dataset2metric();
-  const auto it = table.find(dataset);
-  if (it == table.end()) {
-    std::string known;
-    for (const auto& [name, m] : table) known += (known.empty() ? "" : ", ") + name;
-    throw Error("longbench: no metric for dataset \"" + dataset + "\" (eval.py's dataset2metric knows " + known + ")");
-  }
+  require_metric(dataset);
+  const auto it = dataset2metric().find(dataset);
   switch (it->second) {
     case Metric::kQaF1: return qa_f1_score(prediction, answer);
     case Metric::kRouge: return rouge_score(prediction, answer);

@@ -60,8 +60,9 @@ std::string normalize_zh_answer(const std::string& s);
 
 // True for the datasets eval.py scores with classification_score (they need all_classes).
 bool uses_all_classes(const std::string& dataset);
-// True for the datasets of eval.py's dataset2metric (LongBench's 21 tasks).
-bool has_metric(const std::string& dataset);
+// foxeval::Error naming the known datasets unless `dataset` is in eval.py's dataset2metric
+// (LongBench's 21 tasks).
+void require_metric(const std::string& dataset);
 
 // normalize_answer(s).split(): lower, drop string.punctuation (ASCII only), articles a/an/the as
 // whole \w words replaced by a space, split on Unicode whitespace.
