@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_common.h"
 #include "cli/command.h"
 #include "cli/validators.h"
 #include "kernels/forgetting_attention.h"
@@ -61,17 +62,6 @@ double time_ms(const std::function<void()>& fn, int warmup, int repeats) {
   return ms[ms.size() / 2];
 }
 
-std::string gpu_slug(const std::string& name) {
-  for (const char* k : {"H100", "H200", "A100", "B200", "L40S"})
-    if (name.find(k) != std::string::npos) {
-      std::string s = k;
-      for (auto& ch : s) ch = (char)std::tolower((unsigned char)ch);
-      return s;
-    }
-  std::string s;
-  for (char ch : name) s += std::isalnum((unsigned char)ch) ? (char)std::tolower((unsigned char)ch) : '-';
-  return s;
-}
 
 void run_bench(const BenchOptions& opt) {
   if (!at::hasCUDA()) throw std::runtime_error("bench attention needs a CUDA device");
@@ -132,7 +122,7 @@ void run_bench(const BenchOptions& opt) {
                         {"fox_prefill_impl", forgetting_attention_prefill_impl()},
                         {"flops", "prefill 4*B*H*T*T*D/2 (causal); decode 4*B*H*Tq*Tk*D"},
                         {"rows", rows}};
-  std::string path = opt.out.empty() ? "results/bench/attention-" + gpu_slug(gpu) + ".json" : opt.out;
+  std::string path = opt.out.empty() ? "results/bench/attention-" + slug(gpu) + ".json" : opt.out;
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   std::ofstream f(path);
@@ -148,7 +138,7 @@ const CommandRegistrar kRegister([](CLI::App& root) {
   sub->add_option("--out", opt->out, "JSON output path (default results/bench/attention-<gpu>.json)");
   sub->add_option("--warmup", opt->warmup, "warm-up calls per kernel")->check(int_range(0, 1000));
   sub->add_option("--repeats", opt->repeats, "timed calls per kernel (median reported)")->check(int_range(1, 10000));
-  sub->add_option("--head-dim", opt->head_dim, "only shapes with this head dim (0 = all)")->check(int_range(0, 4096));
+  sub->add_option("--head-dim", opt->head_dim, "only shapes with this head dim (default 0 = all)")->check(int_range(0, 4096));
   sub->add_flag("--quick", opt->quick, "small shapes only (smoke test)");
   sub->callback([opt] { run_bench(*opt); });
 });

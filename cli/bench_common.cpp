@@ -24,6 +24,12 @@ std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag)
 }
 
 std::string slug(const std::string& name) {
+  for (const char* gpu : {"H100", "H200", "A100", "B200", "L40S"})  // results/bench/*-h100.json
+    if (name.find(gpu) != std::string::npos) {
+      std::string s = gpu;
+      for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return s;
+    }
   std::string s;
   for (char c : name) {
     if (std::isalnum(static_cast<unsigned char>(c)))
@@ -57,7 +63,7 @@ double measured_copy_bandwidth(const at::Device& device) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < reps; ++i) dst.copy_(src);
   c10::cuda::device_synchronize();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double s = seconds_since(t0);
   return 2.0 * static_cast<double>(src.nbytes()) * reps / s;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,8 +16,15 @@ namespace foxeval {
 // A non-empty list of positive integers ("1,4,16"); errors name the flag.
 std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag);
 
-// A file-name-safe lower-case form of a device name ("NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3").
+// A file-name-safe lower-case form of a device name for results/bench/ file names: the GPU model
+// where it is a known one ("NVIDIA H100 80GB HBM3" -> "h100"), else the whole name
+// ("Some GPU 9" -> "some-gpu-9").
 std::string slug(const std::string& name);
+
+// Seconds on the steady clock since `start`.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // "cpu", or the GPU's name for a cuda device (an Error when --device cuda has no GPU).
 std::string bench_device_name(const RunOptions& run);

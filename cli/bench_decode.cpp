@@ -22,6 +22,7 @@
 
 #include "cli/bench_common.h"
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/errors.h"
 #include "data/json_file.h"
@@ -52,7 +53,7 @@ double seconds_per_step(SlotDecoder& decoder, int64_t steps, bool cuda) {
     done += n;
   }
   if (cuda) c10::cuda::device_synchronize();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / static_cast<double>(steps);
+  return seconds_since(t0) / static_cast<double>(steps);
 }
 
 void run_bench_decode(const BenchDecodeArgs& a) {
@@ -97,7 +98,7 @@ void run_bench_decode(const BenchDecodeArgs& a) {
         for (int64_t s = 0; s < len; s += a.prefill_chunk)
           (void)model->forward(ids.slice(1, s, std::min(len, s + a.prefill_chunk)), state.get());
         if (cuda) c10::cuda::device_synchronize();
-        const double prefill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double prefill_s = seconds_since(t0);
         auto reload = [&] {
           for (int64_t b = 0; b < batch; ++b) {
             slots->load(b, *state);
@@ -163,11 +164,12 @@ CommandRegistrar bench_decode_command([](CLI::App& root) {
   sub->add_option("--bandwidth-gbs", a->bandwidth_gbs, "memory bandwidth for the bound on the CPU, GB/s (on a GPU it is measured)")
       ->check(positive_number());
   sub->add_option("--seed", a->seed, "seed of the random prompt ids")->check(unsigned_integer());
-  sub->add_option("--device", a->run.device, "cpu or cuda[:N]");
-  add_pruning_option(sub, a->run);
-  sub->add_option("--dtype", a->run.dtype, "float32 or bfloat16")->check(CLI::IsMember({"float32", "bfloat16"}));
+  add_run_options(sub, a->run);
   sub->add_option("--out", a->out, "JSON output path (default results/bench/decode-<gpu>.json)");
-  sub->callback([a] { run_bench_decode(*a); });
+  sub->callback([sub, a] {
+    resolve_run(sub, a->run);
+    run_bench_decode(*a);
+  });
 });
 
 }  // namespace

@@ -28,6 +28,7 @@
 
 #include "cli/bench_common.h"
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/errors.h"
 #include "data/json_file.h"
@@ -154,7 +155,7 @@ class GenerateBench {
         full_length = full_length && static_cast<int64_t>(ans.ids.size()) == n;
       });
       if (cuda_) c10::cuda::device_synchronize();
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double wall = seconds_since(t0);
       // No stop id was given, so anything short of new_tokens per request is a scheduler fault.
       if (finished != batch || !full_length)
         throw Error(fmt::format("{} of {} requests finished, {} tokens generated; expected {} each", finished, batch,
@@ -312,7 +313,7 @@ void run_bench_generate(const BenchGenerateArgs& a) {
                 missing.empty() ? "" : "; no anchor row for ", list.c_str());
   }
 
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  const double elapsed = seconds_since(t_start);
   nlohmann::json identity = {{"model", a.model},           {"device_type", cuda ? "cuda" : "cpu"},
                              {"dtype", a.run.dtype},       {"batches", batches},
                              {"prompt_lens", lens},        {"new_tokens", a.new_tokens},
@@ -369,11 +370,12 @@ CommandRegistrar bench_generate_command([](CLI::App& root) {
   sub->add_option("--bandwidth-gbs", a->bandwidth_gbs, "memory bandwidth for the bound on the CPU, GB/s (on a GPU it is measured)")
       ->check(positive_number());
   sub->add_option("--seed", a->seed, "seed of the random prompt ids")->check(unsigned_integer());
-  sub->add_option("--device", a->run.device, "cpu or cuda[:N]");
-  add_pruning_option(sub, a->run);
-  sub->add_option("--dtype", a->run.dtype, "float32 or bfloat16")->check(CLI::IsMember({"float32", "bfloat16"}));
+  add_run_options(sub, a->run);
   sub->add_option("--out", a->out, "JSON output path (default results/bench/generate-<gpu>.json)");
-  sub->callback([a] { run_bench_generate(*a); });
+  sub->callback([sub, a] {
+    resolve_run(sub, a->run);
+    run_bench_generate(*a);
+  });
 });
 
 }  // namespace

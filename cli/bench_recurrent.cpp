@@ -27,7 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_common.h"
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/errors.h"
 #include "data/json_file.h"
@@ -162,7 +164,7 @@ nlohmann::json time_row(CausalLM& model, const at::Tensor& input, const at::Tens
     const auto t0 = std::chrono::steady_clock::now();
     loss = forward();
     sync(cuda);
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    seconds.push_back(seconds_since(t0));
     if (cuda) {
       const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
       peak = std::max(peak, stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak);
@@ -291,7 +293,7 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
     std::printf("anchor %s: no row for %s\n", a.anchor.c_str(), list.c_str());
   }
 
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  const double elapsed = seconds_since(t_start);
   nlohmann::json identity = {{"models", a.models},   {"device_type", cuda ? "cuda" : "cpu"}, {"dtype", a.run.dtype},
                              {"seq_lens", lens},     {"impls", impls},                       {"seed", a.seed},
                              {"repeats", a.repeats}, {"warmup", a.warmup}};
@@ -323,22 +325,13 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
                      {"triton", anchor->value("triton", "")},
                      {"commits", anchor->value("commits", nlohmann::json())},
                      {"shims", anchor->value("shims", nlohmann::json())}};
-  std::string slug;
-  for (char c : gpu) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      slug += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (!slug.empty() && slug.back() != '-')
-      slug += '-';
-  }
-  while (!slug.empty() && slug.back() == '-') slug.pop_back();
-  const std::string path = a.out.empty() ? "results/bench/recurrent-760m-" + slug + ".json" : a.out;
+  const std::string path = a.out.empty() ? "results/bench/recurrent-760m-" + slug(gpu) + ".json" : a.out;
   write_json_atomic(path, doc);
   std::printf("wrote %s\n", path.c_str());
 }
 
 CommandRegistrar bench_recurrent_command([](CLI::App& root) {
   auto a = std::make_shared<BenchRecurrentArgs>();
-  a->run.dtype = "bfloat16";
   CLI::App* bench = command_group(root, "bench", "Time kernels and components");
   CLI::App* sub = bench->add_subcommand("recurrent", "Per-token loss of Mamba-2 / HGRN2 / DeltaNet: kernels, ATen, official anchor");
   sub->add_option("--models", a->models, "FAMILY=DIR,... with FAMILY mamba2, hgrn2 or delta_net")->required();
@@ -350,11 +343,12 @@ CommandRegistrar bench_recurrent_command([](CLI::App& root) {
   sub->add_option("--seed", a->seed, "splitmix64 seed of the token ids (the anchor's --seed)")->check(unsigned_integer());
   sub->add_option("--loss-tolerance", a->loss_tolerance, "|mean loss - anchor's| that counts as agreeing (default 5e-3)")
       ->check(positive_number());
-  sub->add_option("--device", a->run.device, "cpu or cuda[:N]");
-  sub->add_option("--dtype", a->run.dtype, "bfloat16 (default, the official autocast) or float32")
-      ->check(CLI::IsMember({"float32", "bfloat16"}));
+  add_run_options(sub, a->run, /*pruning=*/false);  // no FoX here
   sub->add_option("--out", a->out, "JSON output (default results/bench/recurrent-760m-<gpu>.json)");
-  sub->callback([a] { run_bench_recurrent(*a); });
+  sub->callback([sub, a] {
+    resolve_run(sub, a->run);
+    run_bench_recurrent(*a);
+  });
 });
 
 }  // namespace

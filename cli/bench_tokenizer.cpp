@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_common.h"
 #include "cli/command.h"
 #include "cli/validators.h"
 #include "data/errors.h"
 #include "data/json_file.h"
-#include "data/json_escape.h"
+#include "data/python/json_escape.h"
 #include "data/tokenizer.h"
 
 namespace foxeval {
@@ -33,7 +34,7 @@ double median_seconds(const std::function<void()>& fn, int repeats) {
   for (int i = 0; i < repeats; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     fn();
-    s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    s.push_back(seconds_since(t0));
   }
   std::sort(s.begin(), s.end());
   return s[s.size() / 2];

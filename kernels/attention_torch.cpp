@@ -10,7 +10,6 @@
 
 #include "data/errors.h"
 #include "kernels/forgetting_attention.h"
-#include "models/stage_timer.h"
 
 namespace foxeval {
 namespace {
@@ -59,7 +58,6 @@ at::Tensor attention_with_kv_len(const AttentionArgs& a, const at::Tensor& k, co
 
 at::Tensor forgetting_attention(const AttentionArgs& args) {
   check_args(args);
-  StageTimer timer("attention");
   if (args.q.is_cuda() && forgetting_attention_cuda_supports(args)) return forgetting_attention_cuda(args);
   return forgetting_attention_torch(args);
 }

@@ -2,7 +2,7 @@
 // and the attention kernel, in one CUDA kernel (models/fox/fox_model.cpp, `attention_slots`).
 //
 // At batch 1 a decode step is a chain of small kernels whose launch latency, not memory,
-// sets its time (issue 15): the ATen path runs ~18 per layer here (token shift of k and v and
+// sets its time: the ATen path runs ~18 per layer here (token shift of k and v and
 // their state copies, the q/k group norms, rotary, log-sigmoid of the forget gate, the gather of
 // the previous c, three cache appends). This kernel does all of it, per (slot, head):
 //

@@ -1,12 +1,11 @@
-// y = x W^T (+ bias) for a few rows of x: the matmuls of a decode step (issue 15).
+// y = x W^T (+ bias) for a few rows of x: the matmuls of a decode step.
 //
 // At decode time x has one row per decoding slot, so each matmul reads its whole weight to do
 // almost no arithmetic: its time is the weight's bytes over the memory bandwidth, plus a launch.
 // This kernel streams each weight row once with 16-byte loads, several rows and chunks in flight
-// per warp, and keeps the few rows of x in cache. Measured on the H100 (760M FoX (Pro), bf16,
-// `foxeval bench generate`, 1k prompt): batch 1 decodes at 1.45 ms a token with it, 1.59 ms with
-// cuBLAS; at batch 4 it was slower than cuBLAS (1842 vs 2259 tokens/s), so foxeval::linear
-// takes it for one row only (models/layers.cpp).
+// per warp, and keeps the few rows of x in cache. `foxeval bench generate` on the H100 found it
+// faster than cuBLAS for one row and slower from four rows up, so foxeval::linear takes it for
+// one row only (models/layers.cpp).
 //
 // Arithmetic: fp32 accumulation, each lane summing its 8-element chunks in order and the warp
 // adding the lanes' sums by a shuffle tree, bias added in fp32, one rounding to the output dtype.

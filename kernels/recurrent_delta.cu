@@ -42,6 +42,7 @@
 
 #include "data/errors.h"
 #include "kernels/fa_common.cuh"
+#include "kernels/mma_fragments.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FOXEVAL_DELTA_SM80 1
@@ -77,28 +78,23 @@ __device__ __forceinline__ float bf16_round(float x) { return __bfloat162float(_
 __device__ __forceinline__ float to_f32(float x) { return x; }
 __device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
 
-// Two floats as a bf16x2 register (lo in the low half: the smaller column index of a fragment).
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) { return fa::TypeTraits<bf16>::pack(lo, hi); }
+using mma_frag::a_rowmajor;
+using mma_frag::a_transposed;
+using mma_frag::b_from_kn;
+using mma_frag::b_from_nk;
+using mma_frag::pack_bf16;
+using mma_frag::unpack_bf16;
 
-__device__ __forceinline__ float2 unpack_bf16(uint32_t u) { return fa::TypeTraits<bf16>::unpack(u); }
-
+// kernels/mma_fragments.cuh's wrappers over register arrays given by pointer.
 // c (16x8 fp32) += a (16x16 bf16, row) * b (16x8 bf16, col).
 __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, const uint32_t* b) {
-#ifdef FOXEVAL_DELTA_SM80
-  fa::mma16816<bf16>(*reinterpret_cast<float(*)[4]>(c), *reinterpret_cast<const uint32_t(*)[4]>(a), b[0], b[1]);
-#endif
+  mma_frag::mma_bf16(*reinterpret_cast<float(*)[4]>(c), *reinterpret_cast<const uint32_t(*)[4]>(a), b[0], b[1]);
 }
-
 __device__ __forceinline__ void ldsm_x4(uint32_t* r, const bf16* p) {
-#ifdef FOXEVAL_DELTA_SM80
-  fa::ldmatrix_x4(fa::smem_u32(p), r[0], r[1], r[2], r[3]);
-#endif
+  mma_frag::ldsm_x4(*reinterpret_cast<uint32_t(*)[4]>(r), p);
 }
-
 __device__ __forceinline__ void ldsm_x4_t(uint32_t* r, const bf16* p) {
-#ifdef FOXEVAL_DELTA_SM80
-  fa::ldmatrix_x4_trans(fa::smem_u32(p), r[0], r[1], r[2], r[3]);
-#endif
+  mma_frag::ldsm_x4_trans(*reinterpret_cast<uint32_t(*)[4]>(r), p);
 }
 
 __device__ __forceinline__ void cp_async16(bf16* dst, const bf16* src) {
@@ -119,25 +115,6 @@ __device__ __forceinline__ void cp_async_wait() {
 #ifdef FOXEVAL_DELTA_SM80
   fa::cp_async_wait<N>();
 #endif
-}
-
-// Per-lane shared-memory addresses of ldmatrix.x4 (lane l feeds row l & 7 of matrix l >> 3).
-// A operand [16 x 16] at (m0, k0) of a row-major X[m][k]: regs = a0..a3.
-__device__ __forceinline__ const bf16* a_rowmajor(const bf16* x, int ld, int m0, int k0, int lane) {
-  return x + (m0 + (lane & 15)) * ld + k0 + (lane >> 4) * 8;
-}
-// A operand [16 x 16] at (m0, k0) of A = X^T, X[k][m] row-major (use with .trans).
-__device__ __forceinline__ const bf16* a_transposed(const bf16* x, int ld, int m0, int k0, int lane) {
-  return x + (k0 + (lane >> 4) * 8 + (lane & 7)) * ld + m0 + ((lane >> 3) & 1) * 8;
-}
-// B operands of two n8 tiles (n0, n0 + 8) over k0..k0+15, from X[n][k] row-major (B = X^T):
-// regs {0,1} = tile n0, {2,3} = tile n0 + 8.
-__device__ __forceinline__ const bf16* b_from_nk(const bf16* x, int ld, int n0, int k0, int lane) {
-  return x + (n0 + (lane >> 4) * 8 + (lane & 7)) * ld + k0 + ((lane >> 3) & 1) * 8;
-}
-// The same from X[k][n] row-major (B = X; use with .trans).
-__device__ __forceinline__ const bf16* b_from_kn(const bf16* x, int ld, int n0, int k0, int lane) {
-  return x + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * ld + n0 + (lane >> 4) * 8;
 }
 
 // O (16 value columns x 64 tokens of a chunk, 8 m16n8 tiles) += v_new^T Aqk^T, Aqk[t][t'] = 0

@@ -28,6 +28,7 @@
 
 #include "data/errors.h"
 #include "kernels/fa_common.cuh"
+#include "kernels/mma_fragments.cuh"
 
 namespace foxeval {
 namespace kernels {
@@ -65,52 +66,30 @@ struct GlaParams {
 // The PTX wrappers are the attention kernels' (fa_common.cuh); below sm_80 the kernels trap
 // (gla_cuda_supports() is false there).
 using fa::smem_u32;
+using mma_frag::ldsm_x4;
+using mma_frag::ldsm_x4_trans;
+using mma_frag::mma_bf16;
+using mma_frag::pack_bf16;
+using mma_frag::unpack_bf16;
 
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  fa::mma16816<bf16>(d, a, b0, b1);
-#else
-  __trap();  // gla_cuda_supports() is false below sm_80
-#endif
-}
-
-// Four 8x8 bf16 matrices; lane l gives the row address of matrix l / 8.
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  fa::ldmatrix_x4(smem_u32(p), r[0], r[1], r[2], r[3]);
-#else
-  __trap();
-#endif
-}
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* p) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  fa::ldmatrix_x4_trans(smem_u32(p), r[0], r[1], r[2], r[3]);
-#else
-  __trap();
-#endif
-}
-
-// A fragment (16x16, rows m0.., cols k0..) of a row-major [m][k] bf16 tile with row stride ld.
+// Fragments of 16x16 tiles in shared memory (addresses: kernels/mma_fragments.cuh).
+// A (rows m0.., cols k0..) of a row-major [m][k] tile with row stride ld.
 __device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* s, int ld, int m0, int k0, int lane) {
-  ldsm_x4(a, s + (m0 + (lane & 15)) * ld + k0 + ((lane >> 4) << 3));
+  ldsm_x4(a, mma_frag::a_rowmajor(s, ld, m0, k0, lane));
 }
-// A fragment of A = X^T, X stored row-major [k][m] (row stride ld).
+// A of A = X^T, X stored row-major [k][m].
 __device__ __forceinline__ void load_a_trans(uint32_t (&a)[4], const bf16* s, int ld, int m0, int k0, int lane) {
-  const int mi = lane >> 3, r = lane & 7;
-  ldsm_x4_trans(a, s + (k0 + r + ((mi >> 1) << 3)) * ld + m0 + ((mi & 1) << 3));
+  ldsm_x4_trans(a, mma_frag::a_transposed(s, ld, m0, k0, lane));
 }
-// B fragments of two n-tiles (n0.., n0+8..) from a row-major [k][n] tile: b[0], b[1] for n0,
-// b[2], b[3] for n0 + 8.
+// B of two n-tiles (n0.., n0+8..) from a row-major [k][n] tile: b[0], b[1] for n0, b[2], b[3] for n0 + 8.
 __device__ __forceinline__ void load_b_kn(uint32_t (&b)[4], const bf16* s, int ld, int k0, int n0, int lane) {
-  ldsm_x4_trans(b, s + (k0 + (lane & 15)) * ld + n0 + ((lane >> 4) << 3));
+  ldsm_x4_trans(b, mma_frag::b_from_kn(s, ld, n0, k0, lane));
 }
 // The same from a row-major [n][k] tile (B = X^T).
 __device__ __forceinline__ void load_b_nk(uint32_t (&b)[4], const bf16* s, int ld, int k0, int n0, int lane) {
-  ldsm_x4(b, s + (n0 + (lane & 7) + ((lane >> 4) << 3)) * ld + k0 + (((lane >> 3) & 1) << 3));
+  ldsm_x4(b, mma_frag::b_from_nk(s, ld, n0, k0, lane));
 }
 
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) { return fa::TypeTraits<bf16>::pack(lo, hi); }
-__device__ __forceinline__ float2 unpack_bf16(uint32_t u) { return fa::TypeTraits<bf16>::unpack(u); }
 // 4 floats -> 4 bf16 at an 8-byte aligned smem address.
 __device__ __forceinline__ void store4_bf16(bf16* p, float4 x) {
   *reinterpret_cast<uint2*>(p) = make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
@@ -752,10 +731,8 @@ void launch_all(const GlaParams& p, int64_t BH, int K, int V, cudaStream_t strea
 // steps on (V/64)(K/64)BH CTAs, far fewer than the GPU holds (Mamba-2 760M: 96 CTAs, HGRN2: 48
 // on 132 SMs). G groups of CG chunks run side by side, a combine kernel of G elementwise steps
 // joins them, and the output pass adds each group's start state. G aims at ~3 state-pass CTAs
-// per SM: measured on the H100 at T = 4096 (one layer call, all passes; tests/test_gla_cuda.cpp
-// "state pass groups"): Mamba-2 (SSD form, 96 base CTAs) G = 1..16: 0.273 0.204 0.193 0.179
-// (G=4) 0.210 0.220 0.225 (8) 0.246 (11) 0.295 (16) ms; HGRN2 (48): 0.283 0.203 0.206 0.190
-// 0.177 0.183 0.175 (8) 0.212 (11) 0.228 (16) ms. More groups lose to the combine and the
+// per SM: the best of a sweep of G on the H100 (tests/test_gla_cuda.cpp "state pass groups"
+// times it; FOXEVAL_GLA_GROUPS below fixes G for such sweeps). More groups lose to the combine and the
 // output pass's extra reads of the start states. Short inputs (NT < 16) keep one group: the
 // sequential pass, as before the split.
 int state_groups_override = 0;  // testing::set_gla_state_groups

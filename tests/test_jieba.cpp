@@ -14,7 +14,7 @@
 
 #include "data/errors.h"
 #include "tasks/longbench/jieba.h"
-#include "tasks/longbench/unicode.h"
+#include "data/python/unicode.h"
 #include "tests/temp_files.h"
 
 using nlohmann::json;
@@ -84,7 +84,7 @@ TEST_CASE("jieba: the loaded data is complete (sizes and spot values equal Pytho
     } else if (table == "trans") {
       v = jt.trans_prob(state[0], sp.at("key").get<std::string>()[0]);
     } else {
-      const std::u32string key = lb::utf8_to_u32(sp.at("key").get<std::string>(), "spot key");
+      const std::u32string key = foxeval::utf8_to_u32(sp.at("key").get<std::string>(), "spot key");
       REQUIRE(key.size() == 1);
       v = jt.emit_prob(state[0], key[0]);
     }

@@ -13,9 +13,9 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "tasks/longbench/metrics.h"
-#include "tasks/longbench/python_numbers.h"
+#include "data/python/numbers.h"
 #include "tasks/longbench/sequence_matcher.h"
-#include "tasks/longbench/unicode.h"
+#include "data/python/unicode.h"
 
 using nlohmann::json;
 namespace lb = foxeval::longbench;
@@ -67,7 +67,7 @@ TEST_CASE("longbench metric: fuzz.ratio and SequenceMatcher matches equal diffli
     const std::string a = c.at("a"), b = c.at("b");
     INFO(json(a).dump() << " vs " << json(b).dump());
     CHECK(lb::fuzz_ratio(a, b) == c.at("value").get<int>());
-    CHECK(lb::sequence_matcher_matches(lb::utf8_to_u32(a, "a"), lb::utf8_to_u32(b, "b")) == c.at("matches").get<int64_t>());
+    CHECK(lb::sequence_matcher_matches(foxeval::utf8_to_u32(a, "a"), foxeval::utf8_to_u32(b, "b")) == c.at("matches").get<int64_t>());
   }
 }
 
@@ -102,14 +102,14 @@ TEST_CASE("longbench metric: Python's and NumPy's round(x, 2) and np.mean bit fo
   for (size_t i = 0; i < py.size(); ++i) {
     const double x = py[i][0];
     INFO(json(x).dump());
-    CHECK(lb::python_round2(x) == py[i][1].get<double>());
-    CHECK(lb::numpy_round2(x) == np[i][1].get<double>());
+    CHECK(foxeval::python_round2(x) == py[i][1].get<double>());
+    CHECK(foxeval::numpy_round2(x) == np[i][1].get<double>());
     differ += py[i][1].get<double>() != np[i][1].get<double>();
   }
   CHECK(differ > 100);  // the two roundings really differ on these values
   for (const json& c : golden().at("numpy_mean")) {
     INFO(c.at("values").size() << " values");
-    CHECK(same_bits(lb::numpy_mean(c.at("values").get<std::vector<double>>()), number(c.at("mean"))));
+    CHECK(same_bits(foxeval::numpy_mean(c.at("values").get<std::vector<double>>()), number(c.at("mean"))));
   }
 }
 
@@ -142,7 +142,7 @@ TEST_CASE("longbench metric: str.lower() with Final_Sigma equals CPython's") {
   for (const json& c : cases) {
     const std::string text = c[0], want = c[1];
     INFO(json(text).dump());
-    CHECK(lb::u32_to_utf8(lb::py_lower(lb::utf8_to_u32(text, "text"))) == want);
+    CHECK(foxeval::u32_to_utf8(foxeval::py_lower(foxeval::utf8_to_u32(text, "text"))) == want);
     final_sigmas += want.find("\u03c2") != std::string::npos;
   }
   CHECK(final_sigmas > 10);

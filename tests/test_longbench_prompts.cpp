@@ -7,13 +7,14 @@
 #include <fstream>
 
 #include "data/errors.h"
+#include "data/python/json_dumps.h"
 #include "data/tokenizer.h"
 #include "tasks/longbench/longbench_config.h"
 #include "tasks/longbench/longbench_data.h"
 #include "tasks/longbench/longbench_official.h"
 #include "tasks/longbench/longbench_prompt_set.h"
 #include "tasks/longbench/longbench_prompts.h"
-#include "tasks/longbench/longbench_reescape.h"
+#include "data/python/json_escape.h"
 #include "tasks/longbench/metrics.h"
 #include "tests/temp_files.h"
 
@@ -95,13 +96,13 @@ TEST_CASE("longbench prompts: cuts through surrogate pairs and escapes equal pre
 }
 
 TEST_CASE("longbench prompts: re-escaping keeps lone surrogates as Python does") {
-  CHECK(longbench::reescape_decoded("ab\\ud83d") == "ab\\ud83d");
-  CHECK(longbench::reescape_decoded("\\ude42 x") == "\\ude42 x");
-  CHECK(longbench::reescape_decoded("\\ud83d\\ude42") == "\\ud83d\\ude42");  // a pair stays a pair
-  CHECK(longbench::reescape_decoded("\\\\ud83d") == "\\\\ud83d");            // an escaped backslash, not an escape
-  CHECK(longbench::reescape_decoded("x\\ud83d\\u") == "x\\ud83d");           // fallback path drops the cut escape
-  CHECK(longbench::reescape_decoded("\\u00e9\\n\\\"") == "\\u00e9\\n\\\"");
-  CHECK(longbench::reescape_decoded("n\\u00") == "n");
+  CHECK(python_reescape("ab\\ud83d") == "ab\\ud83d");
+  CHECK(python_reescape("\\ude42 x") == "\\ude42 x");
+  CHECK(python_reescape("\\ud83d\\ude42") == "\\ud83d\\ude42");  // a pair stays a pair
+  CHECK(python_reescape("\\\\ud83d") == "\\\\ud83d");            // an escaped backslash, not an escape
+  CHECK(python_reescape("x\\ud83d\\u") == "x\\ud83d");           // fallback path drops the cut escape
+  CHECK(python_reescape("\\u00e9\\n\\\"") == "\\u00e9\\n\\\"");
+  CHECK(python_reescape("n\\u00") == "n");
 }
 
 TEST_CASE("longbench prompts: str.format fields, escapes and errors") {
@@ -190,7 +191,7 @@ TEST_CASE("longbench files: pred lines and result.json are byte-equal to Python'
   scores["a"] = 0.1;
   scores["c"] = nlohmann::json::array();
   scores["d"] = nlohmann::json::object();
-  CHECK(longbench::python_json_dumps(scores, 4) ==
+  CHECK(foxeval::python_json_dumps(scores, 4) ==
         "{\n    \"a\": 0.1,\n    \"b\": {\n        \"0-4k\": NaN,\n        \"4-8k\": 23.45,\n        \"8k+\": 100.0\n    },\n"
         "    \"c\": [],\n    \"d\": {}\n}");
 }

@@ -17,13 +17,14 @@
 #include <vector>
 
 #include "data/errors.h"
+#include "data/python/json_dumps.h"
 #include "data/json_file.h"
 #include "data/records.h"
 #include "data/zip_archive.h"
 #include "tasks/longbench/longbench_data.h"
 #include "tasks/longbench/longbench_official.h"
 #include "tasks/longbench/metrics.h"
-#include "tasks/longbench/python_numbers.h"
+#include "data/python/numbers.h"
 #include "tests/temp_files.h"
 
 using nlohmann::json;
@@ -40,7 +41,7 @@ const json& golden() {
 
 std::vector<std::string> answer_strings(const json& answers) {
   std::vector<std::string> out;
-  for (const json& a : answers) out.push_back(lb::python_str(a, "answer"));
+  for (const json& a : answers) out.push_back(foxeval::python_str(a, "answer"));
   return out;
 }
 
@@ -81,7 +82,7 @@ TEST_CASE("longbench zh: every Chinese and numeric-answer metric equals metrics.
   int zero_by_recursion = 0;
   for (const json& c : cases) {
     const std::string ds = c.at("dataset");
-    const std::string answer = lb::python_str(c.at("answer"), "answer");
+    const std::string answer = foxeval::python_str(c.at("answer"), "answer");
     INFO(ds << " prediction=" << json(c.at("prediction")).dump() << " answer=" << c.at("answer").dump());
     const double got = lb::metric(ds, c.at("prediction"), answer, c.at("all_classes").get<std::vector<std::string>>());
     CHECK(std::fabs(got - c.at("value").get<double>()) <= 1e-12);
@@ -115,25 +116,25 @@ TEST_CASE("longbench zh: eval.py's scorer and scorer_e on Chinese and numeric-an
 }
 
 TEST_CASE("longbench: answers are Python's str() of any JSON scalar; floats as repr") {
-  CHECK(lb::python_str(json(15), "a") == "15");
-  CHECK(lb::python_str(json(-3), "a") == "-3");
-  CHECK(lb::python_str(json(7.5), "a") == "7.5");
-  CHECK(lb::python_str(json(15.0), "a") == "15.0");
-  CHECK(lb::python_str(json(true), "a") == "True");
-  CHECK(lb::python_str(json(nullptr), "a") == "None");
-  CHECK(lb::python_str(json("段落3"), "a") == "段落3");
-  CHECK(lb::python_str(json(18446744073709551615ULL), "a") == "18446744073709551615");
-  CHECK(foxeval::test::error_of<foxeval::Error>([] { lb::python_str(json::array({1}), "an answer"); }).find("an answer must be") == 0);
+  CHECK(foxeval::python_str(json(15), "a") == "15");
+  CHECK(foxeval::python_str(json(-3), "a") == "-3");
+  CHECK(foxeval::python_str(json(7.5), "a") == "7.5");
+  CHECK(foxeval::python_str(json(15.0), "a") == "15.0");
+  CHECK(foxeval::python_str(json(true), "a") == "True");
+  CHECK(foxeval::python_str(json(nullptr), "a") == "None");
+  CHECK(foxeval::python_str(json("段落3"), "a") == "段落3");
+  CHECK(foxeval::python_str(json(18446744073709551615ULL), "a") == "18446744073709551615");
+  CHECK(foxeval::test::error_of<foxeval::Error>([] { foxeval::python_str(json::array({1}), "an answer"); }).find("an answer must be") == 0);
   // repr's switch to exponents at 1e16 and below 1e-4 (nlohmann's dump switches at 1e15).
-  CHECK(lb::python_float_repr(1e15) == "1000000000000000.0");
-  CHECK(lb::python_float_repr(1e16) == "1e+16");
-  CHECK(lb::python_float_repr(0.0001) == "0.0001");
-  CHECK(lb::python_float_repr(0.00001) == "1e-05");
-  CHECK(lb::python_float_repr(-0.0) == "-0.0");
-  CHECK(lb::python_float_repr(1.2345678901234568e+17) == "1.2345678901234568e+17");
-  CHECK(lb::python_float_repr(5e-324) == "5e-324");
-  CHECK(lb::python_float_repr(0.1) == "0.1");
-  CHECK(lb::python_json_dumps(json::array({1e15, 2.5, 3})) == "[1000000000000000.0, 2.5, 3]");
+  CHECK(foxeval::python_float_repr(1e15) == "1000000000000000.0");
+  CHECK(foxeval::python_float_repr(1e16) == "1e+16");
+  CHECK(foxeval::python_float_repr(0.0001) == "0.0001");
+  CHECK(foxeval::python_float_repr(0.00001) == "1e-05");
+  CHECK(foxeval::python_float_repr(-0.0) == "-0.0");
+  CHECK(foxeval::python_float_repr(1.2345678901234568e+17) == "1.2345678901234568e+17");
+  CHECK(foxeval::python_float_repr(5e-324) == "5e-324");
+  CHECK(foxeval::python_float_repr(0.1) == "0.1");
+  CHECK(foxeval::python_json_dumps(json::array({1e15, 2.5, 3})) == "[1000000000000000.0, 2.5, 3]");
   // pred.py writes json_obj["answers"] as loaded: the number stays a number.
   CHECK(lb::pred_line({{"pred", "3"}, {"answers", {3}}, {"all_classes", nullptr}, {"length", 9}}) ==
         R"({"pred": "3", "answers": [3], "all_classes": null, "length": 9})");

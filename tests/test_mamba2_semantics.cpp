@@ -14,7 +14,7 @@
 #include <string>
 
 #include "data/errors.h"
-#include "data/python_json.h"
+#include "data/python/python_json.h"
 #include "data/safetensors.h"
 #include "models/checkpoint.h"
 #include "models/mamba2/mamba2_model.h"

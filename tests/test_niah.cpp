@@ -15,7 +15,7 @@
 #include "tasks/niah/niah_prompts.h"
 #include "tasks/niah/niah_score.h"
 #include "tasks/niah/niah_task.h"
-#include "tasks/niah/niah_text.h"
+#include "data/python/json_escape.h"
 #include "tests/temp_files.h"
 
 namespace fs = std::filesystem;
@@ -111,15 +111,15 @@ TEST_CASE("niah haystack: glob's files in code-point order, universal newlines, 
 }
 
 TEST_CASE("niah text: Python's decode and re-escape keep lone surrogates and drop bad escapes") {
-  CHECK(niah::python_reescape("caf\\u00e9 \\\"q\\\"") == "caf\\u00e9 \\\"q\\\"");
-  CHECK(niah::python_reescape("emoji \\ud83d") == "emoji \\ud83d");  // json.loads keeps a lone surrogate
-  CHECK(niah::python_reescape("\\ud83d\\ude00") == "\\ud83d\\ude00");
+  CHECK(python_reescape("caf\\u00e9 \\\"q\\\"") == "caf\\u00e9 \\\"q\\\"");
+  CHECK(python_reescape("emoji \\ud83d") == "emoji \\ud83d");  // json.loads keeps a lone surrogate
+  CHECK(python_reescape("\\ud83d\\ude00") == "\\ud83d\\ude00");
   // Truncated escapes make json.loads fail: unicode_escape "ignore" drops what was read.
-  CHECK(niah::python_reescape("abc\\u00") == "abc");
-  CHECK(niah::python_reescape("abc\\") == "abc");
-  CHECK(niah::python_reescape("x\\u12zz") == "xzz");
+  CHECK(python_reescape("abc\\u00") == "abc");
+  CHECK(python_reescape("abc\\") == "abc");
+  CHECK(python_reescape("x\\u12zz") == "xzz");
   // In the fallback a raw quote is kept, \/ stays two characters, octal escapes are read.
-  CHECK(niah::python_reescape("a\"b\\/\\101\\") == "a\\\"b\\\\/A");
+  CHECK(python_reescape("a\"b\\/\\101\\") == "a\\\"b\\\\/A");
 }
 
 TEST_CASE("niah offline score: right, partial, wrong, empty, answer after garbage") {

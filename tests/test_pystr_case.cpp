@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <re2/re2.h>
 
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "data/json_file.h"
 #include "data/utf8.h"
+#include "data/python/unicode.h"
 #include "tasks/lm_eval/pystr.h"
 
 using foxeval::lm_eval::py_capitalize;
@@ -121,4 +123,21 @@ TEST_CASE("pystr case mapping: whole strings, Final_Sigma and multi-character ma
   CHECK(py_lower_first("\u0130x") == "i\u0307x");
   CHECK(py_upper("") == "");
   CHECK(py_lower("") == "");
+}
+
+TEST_CASE("pystr: the RE2 class of Python whitespace matches exactly py_isspace, over every code point") {
+  // py_isspace comes from CPython's tables (data/python/unicode_tables.cpp); the hand-written RE2
+  // class that lm-eval's regexes use must agree with it everywhere.
+  const RE2 space(foxeval::lm_eval::kPySpaceClass);
+  REQUIRE(space.ok());
+  int64_t spaces = 0;
+  for (char32_t c = 0; c <= 0x10FFFF; ++c) {
+    if (c >= 0xD800 && c <= 0xDFFF) continue;
+    std::string u;
+    foxeval::utf8::append(u, c);
+    const bool matched = RE2::FullMatch(u, space);
+    if (matched != foxeval::py_isspace(c)) FAIL_CHECK(fmt::format("U+{:04X}: class {} vs str.isspace {}", uint32_t(c), matched, !matched));
+    spaces += matched;
+  }
+  CHECK(spaces == 29);  // CPython 3.11: sum(chr(c).isspace() for c in range(0x110000))
 }

@@ -4,16 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "data/errors.h"
+#include "data/python/unicode.h"
 
 namespace foxeval::lm_eval {
 namespace {
-
-// Python's str.isspace() code points (CPython's _PyUnicode_IsWhitespace: bidi classes WS/B/S and
-// category Zs), the set str.rstrip() with no argument removes.
-bool python_space(uint32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
 
 // Decodes the UTF-8 code point ending at s[end - 1]; returns its first byte's index, or npos when
 // the bytes there are not a well-formed sequence (then nothing more is stripped: the tokenizer
@@ -41,7 +35,7 @@ size_t python_rstrip_size(std::string_view s) {
   while (end > 0) {
     uint32_t cp = 0;
     const size_t start = last_code_point(s, end, cp);
-    if (start == std::string_view::npos || !python_space(cp)) break;
+    if (start == std::string_view::npos || !py_isspace(cp)) break;
     end = start;
   }
   return end;

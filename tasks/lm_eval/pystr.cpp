@@ -7,14 +7,13 @@
 
 #include "data/errors.h"
 #include "data/utf8.h"
-#include "tasks/lm_eval/case_tables.h"
-#include "tasks/longbench/unicode.h"  // py_lower: CPython's str.lower(), the project's one lowercase
+#include "data/python/case_tables.h"
+#include "data/python/unicode.h"  // py_lower: CPython's str.lower(), the project's one lowercase
 
 namespace foxeval::lm_eval {
 namespace {
 
 namespace ct = case_tables;
-namespace lb = longbench;
 
 // Documents come from JSON/Parquet and are valid UTF-8; a bad byte is decoded as itself (one
 // "code point" of one byte) so that no text is lost or reordered.
@@ -73,22 +72,17 @@ const char* const kPySpaceClass =
     "[\\t\\n\\x{0B}\\f\\r \\x{1C}-\\x{1F}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}"
     "\\x{205F}\\x{3000}]";
 
-bool is_py_space(char32_t cp) {
-  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || (cp >= 0x1C && cp <= 0x1F) || cp == 0x85 || cp == 0xA0 ||
-         cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
-         cp == 0x205F || cp == 0x3000;
-}
 
 std::string py_lstrip(std::string_view s) {
   for (const CodePoint& c : code_points(s))
-    if (!is_py_space(c.cp)) return std::string(s.substr(c.begin));
+    if (!py_isspace(c.cp)) return std::string(s.substr(c.begin));
   return "";
 }
 
 std::string py_rstrip(std::string_view s) {
   const std::vector<CodePoint> cps = code_points(s);
   for (auto it = cps.rbegin(); it != cps.rend(); ++it)
-    if (!is_py_space(it->cp)) return std::string(s.substr(0, it->begin + it->size));
+    if (!py_isspace(it->cp)) return std::string(s.substr(0, it->begin + it->size));
   return "";
 }
 
@@ -118,19 +112,19 @@ std::string py_drop_last(std::string_view s) {
   return std::string(s.substr(0, cps.back().begin));
 }
 
-std::string py_lower(std::string_view s) { return lb::u32_to_utf8(lb::py_lower(to_u32(s))); }
+std::string py_lower(std::string_view s) { return foxeval::u32_to_utf8(foxeval::py_lower(to_u32(s))); }
 
 std::string py_upper(std::string_view s) {
   std::u32string out;
   for (char32_t c : to_u32(s)) append_upper_or_title(out, c, false);  // do_upper: no context
-  return lb::u32_to_utf8(out);
+  return foxeval::u32_to_utf8(out);
 }
 
 std::string py_lower_first(std::string_view s) {
   const std::vector<CodePoint> cps = code_points(s);
   if (cps.empty()) throw Error("empty string where the task takes its first character (Python: IndexError)");
   // s[0] is a string of its own: a capital sigma there has no context (-> U+03C3).
-  return lb::u32_to_utf8(lb::py_lower(std::u32string(1, cps[0].cp))) + std::string(s.substr(cps[0].size));
+  return foxeval::u32_to_utf8(foxeval::py_lower(std::u32string(1, cps[0].cp))) + std::string(s.substr(cps[0].size));
 }
 
 // CPython's do_capitalize (3.8+): _PyUnicode_ToTitleFull of the first character, then lower_ucs4
@@ -142,16 +136,16 @@ std::string py_capitalize(std::string_view s) {
   if (text.empty()) return "";
   std::u32string out;
   append_upper_or_title(out, text[0], true);
-  const std::u32string lower = lb::py_lower(text);
-  out.append(lower, lb::py_lower(text.substr(0, 1)).size(), std::u32string::npos);
-  return lb::u32_to_utf8(out);
+  const std::u32string lower = foxeval::py_lower(text);
+  out.append(lower, foxeval::py_lower(text.substr(0, 1)).size(), std::u32string::npos);
+  return foxeval::u32_to_utf8(out);
 }
 
 int64_t py_split_whitespace_count(std::string_view s) {
   int64_t runs = 0;
   bool in_space = false;
   for (const CodePoint& c : code_points(s)) {
-    const bool sp = is_py_space(c.cp);
+    const bool sp = py_isspace(c.cp);
     if (sp && !in_space) ++runs;
     in_space = sp;
   }

@@ -8,12 +8,9 @@
 
 namespace foxeval::lm_eval {
 
-// str.isspace() of one code point (= what re's \s matches in a str pattern, and what
-// str.strip()/split() remove): ASCII \t\n\v\f\r and space, \x1c-\x1f, U+0085, U+00A0, U+1680,
-// U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
-bool is_py_space(char32_t cp);
-
-// The regex character class of is_py_space for RE2 patterns (RE2's \s is ASCII only).
+// The regex character class of Python's str.isspace() (py_isspace, data/python/unicode.h: what
+// re's \s matches in a str pattern and str.strip()/split() remove) for RE2 patterns (RE2's \s is
+// ASCII only).
 extern const char* const kPySpaceClass;
 
 std::string py_strip(std::string_view s);   // str.strip()

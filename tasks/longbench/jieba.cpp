@@ -10,7 +10,8 @@
 #include <utility>
 
 #include "data/errors.h"
-#include "tasks/longbench/unicode.h"
+#include "data/python/json_escape.h"
+#include "data/python/unicode.h"
 
 namespace foxeval::longbench {
 
@@ -274,7 +275,7 @@ class PyLiteralParser {
     char32_t v = 0;
     for (int i = 0; i < digits; ++i) {
       const char c = s_[pos_++];
-      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+      const int d = hex_digit(c);
       if (d < 0) fail("bad hex digit in escape");
       v = v * 16 + static_cast<char32_t>(d);
     }

@@ -14,80 +14,13 @@
 #include "tasks/longbench/longbench_data.h"
 #include "tasks/longbench/longbench_prompt_set.h"
 #include "tasks/longbench/metrics.h"
-#include "tasks/longbench/python_numbers.h"
+#include "data/python/json_dumps.h"
+#include "data/python/numbers.h"
 #include "tasks/runner.h"
 
 namespace fs = std::filesystem;
 
 namespace foxeval::longbench {
-namespace {
-
-void dump_to(std::string& out, const nlohmann::json& v, int indent, int depth) {
-  const bool pretty = indent >= 0;
-  const std::string item_sep = pretty ? "," : ", ";
-  auto newline = [&](int d) {
-    if (pretty) out += "\n" + std::string(static_cast<size_t>(indent * d), ' ');
-  };
-  switch (v.type()) {
-    case nlohmann::json::value_t::object: {
-      if (v.empty()) {
-        out += "{}";
-        return;
-      }
-      out += '{';
-      bool first = true;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        if (!first) out += item_sep;
-        first = false;
-        newline(depth + 1);
-        out += nlohmann::json(it.key()).dump(-1, ' ', false) + ": ";
-        dump_to(out, it.value(), indent, depth + 1);
-      }
-      newline(depth);
-      out += '}';
-      return;
-    }
-    case nlohmann::json::value_t::array: {
-      if (v.empty()) {
-        out += "[]";
-        return;
-      }
-      out += '[';
-      bool first = true;
-      for (const auto& x : v) {
-        if (!first) out += item_sep;
-        first = false;
-        newline(depth + 1);
-        dump_to(out, x, indent, depth + 1);
-      }
-      newline(depth);
-      out += ']';
-      return;
-    }
-    case nlohmann::json::value_t::number_float: {
-      const double d = v.get<double>();
-      if (std::isnan(d))
-        out += "NaN";
-      else if (std::isinf(d))
-        out += d > 0 ? "Infinity" : "-Infinity";
-      else
-        out += python_float_repr(d);  // json.dumps writes float.__repr__
-      return;
-    }
-    default:
-      // Strings: ensure_ascii=False escapes exactly '"', '\\' and the C0 controls (\n \r \t \b \f
-      // by name, others as \u00xx), as nlohmann's dump does without ensure_ascii.
-      out += v.dump(-1, ' ', false);
-  }
-}
-
-}  // namespace
-
-std::string python_json_dumps(const nlohmann::json& value, int indent) {
-  std::string out;
-  dump_to(out, value, indent, 0);
-  return out;
-}
 
 std::string pred_line(const nlohmann::json& r) {
   return fmt::format("{{\"pred\": {}, \"answers\": {}, \"all_classes\": {}, \"length\": {}}}", python_json_dumps(r.at("pred")),

@@ -11,11 +11,6 @@
 
 namespace foxeval::longbench {
 
-// Python's json.dumps(value, ensure_ascii=False[, indent=N]) for the values these files hold: key
-// order as the object iterates, separators ", " / ": " (indent < 0) or "," / ": " with newlines,
-// floats as repr, non-finite floats as NaN / Infinity / -Infinity.
-std::string python_json_dumps(const nlohmann::json& value, int indent = -1);
-
 // One prediction line, keys in pred.py's order (no trailing newline).
 std::string pred_line(const nlohmann::json& record);
 

@@ -4,7 +4,7 @@
 
 #include "data/errors.h"
 #include "data/tokenizer.h"
-#include "tasks/longbench/longbench_reescape.h"
+#include "data/python/json_escape.h"
 
 namespace foxeval::longbench {
 
@@ -60,9 +60,9 @@ std::vector<int64_t> prompt_ids(const Gpt2Tokenizer& tok, const std::string& pro
   const auto half = static_cast<std::ptrdiff_t>(max_length / 2);
   const std::vector<int64_t> head(ids.begin(), ids.begin() + half), tail(ids.end() - half, ids.end());
   // decode(ids[:half]) + decode(ids[-half:]), then json.dumps for the new tokenization, done on the
-  // escaped text so that a surrogate split by the cut survives as in Python (longbench_reescape.h).
-  const std::string escaped = reescape_decoded(tok.decode(head, /*json_unescape=*/false, /*skip_special=*/true)) +
-                              reescape_decoded(tok.decode(tail, /*json_unescape=*/false, /*skip_special=*/true));
+  // escaped text so that a surrogate split by the cut survives as in Python (python_reescape in data/python/json_escape.h).
+  const std::string escaped = python_reescape(tok.decode(head, /*json_unescape=*/false, /*skip_special=*/true)) +
+                              python_reescape(tok.decode(tail, /*json_unescape=*/false, /*skip_special=*/true));
   return tok.encode(escaped, /*add_bos=*/true, /*json_escape=*/false);
 }
 

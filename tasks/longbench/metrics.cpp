@@ -8,7 +8,7 @@
 #include "tasks/longbench/jieba.h"
 #include "tasks/longbench/rouge.h"
 #include "tasks/longbench/sequence_matcher.h"
-#include "tasks/longbench/unicode.h"
+#include "data/python/unicode.h"
 
 namespace foxeval::longbench {
 

@@ -5,7 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "tasks/longbench/unicode.h"
+#include "data/python/unicode.h"
 
 namespace foxeval::longbench {
 

@@ -4,7 +4,7 @@
 
 #include "data/errors.h"
 #include "tasks/longbench/metrics.h"
-#include "tasks/longbench/python_numbers.h"
+#include "data/python/numbers.h"
 
 namespace foxeval::longbench {
 

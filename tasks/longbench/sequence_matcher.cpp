@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tasks/longbench/unicode.h"
+#include "data/python/unicode.h"
 
 namespace foxeval::longbench {
 

@@ -13,10 +13,10 @@
 
 #include "data/model_files.h"
 #include "data/errors.h"
-#include "data/json_escape.h"
+#include "data/resources.h"
+#include "data/python/json_escape.h"
 #include "data/json_file.h"
 #include "data/utf8.h"
-#include "tasks/niah/niah_text.h"
 
 namespace fs = std::filesystem;
 
@@ -46,20 +46,7 @@ size_t py_slice_end(size_t n, int64_t k) {
 }  // namespace
 
 std::string definition_dir() {
-  if (const char* env = std::getenv("FOXEVAL_NIAH_DIR"); env && *env) return env;
-  std::vector<fs::path> candidates;
-#ifdef FOXEVAL_DATA_DIR
-  candidates.push_back(fs::path(FOXEVAL_DATA_DIR) / ".." / "tasks" / "niah");
-#endif
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path() / ".." / "tasks" / "niah");
-  for (const fs::path& c : candidates)
-    if (fs::is_regular_file(c / "prompt.json", ec)) return c.lexically_normal().string();
-  std::string tried;
-  for (const fs::path& c : candidates) tried += " " + c.lexically_normal().string();
-  throw Error("the NIAH definition files (tasks/niah/prompt.json) were not found; tried" + tried +
-              "; set FOXEVAL_NIAH_DIR");
+  return find_resource({"the NIAH definition files", "tasks/niah", {"prompt.json"}, "FOXEVAL_NIAH_DIR", ""});
 }
 
 const std::vector<std::string>& known_modes() {

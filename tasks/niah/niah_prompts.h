@@ -77,7 +77,7 @@ class PromptBuilder {
   PromptBuilder(const Gpt2Tokenizer& tok, const std::string& haystack_dir, const std::vector<int64_t>& lengths,
                 std::string needle, std::string retrieval_question, PromptDefinition def);
   // The context of one cell (generate_context) and the user message (context + question suffix),
-  // as json.dumps(...)[1:-1] of the official str (niah_text.h says why), and the prompt's ids
+  // as json.dumps(...)[1:-1] of the official str (python_reescape in data/python/json_escape.h says why), and the prompt's ids
   // as pred.py tokenizes the user message (with BOS).
   std::string escaped_context(int64_t length, int64_t depth);
   std::string escaped_user_message(int64_t length, int64_t depth);

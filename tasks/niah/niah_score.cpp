@@ -7,6 +7,7 @@
 #include <set>
 
 #include "data/errors.h"
+#include "data/python/unicode.h"
 #include "data/utf8.h"
 #include "tasks/runner.h"
 
@@ -29,11 +30,6 @@ std::vector<std::string> split_words(const std::string& normalized) {
     i = j + 1;
   }
   return words;
-}
-
-bool is_python_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 struct Mean {
@@ -127,7 +123,7 @@ std::string python_strip(std::string_view s) {
     char32_t cp;
     size_t bad;
     const size_t n = utf8::decode_one(s, begin, &cp, &bad);
-    if (n == 0 || !is_python_space(cp)) break;
+    if (n == 0 || !py_isspace(cp)) break;
     begin += n;
   }
   while (end > begin) {
@@ -136,7 +132,7 @@ std::string python_strip(std::string_view s) {
     char32_t cp;
     size_t bad;
     const size_t n = utf8::decode_one(s, k, &cp, &bad);
-    if (n == 0 || k + n != end || !is_python_space(cp)) break;
+    if (n == 0 || k + n != end || !py_isspace(cp)) break;
     end = k;
   }
   return std::string(s.substr(begin, end - begin));

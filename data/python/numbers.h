@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace foxeval::longbench {
+namespace foxeval {
 
 // Python's round(x, 2) on a float: the decimal nearest to x's exact binary value, ties to even.
 double python_round2(double x);
@@ -26,4 +26,4 @@ std::string python_float_repr(double x);
 // floats, "True"/"False", "None". foxeval::Error for arrays and objects (`what` names the value).
 std::string python_str(const nlohmann::json& scalar, const std::string& what);
 
-}  // namespace foxeval::longbench
+}  // namespace foxeval

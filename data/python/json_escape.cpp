@@ -1,5 +1,5 @@
 // JSON escaping as Python's json module does it; see json_escape.h for the exact contract.
-#include "data/json_escape.h"
+#include "data/python/json_escape.h"
 
 #include <string>
 #include <vector>
@@ -20,19 +20,35 @@ void append_u16(std::string& out, unsigned v) {
   out.push_back(kHex[v & 0xF]);
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+// json.dumps' ensure_ascii form of one code point; a surrogate (lone or not) as its own \\uXXXX.
+void append_escaped(std::string& out, char32_t c) {
+  if (c >= 0x20 && c < 0x7F) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(static_cast<char>(c));
+    return;
+  }
+  switch (c) {
+    case '\b': out += "\\b"; return;
+    case '\f': out += "\\f"; return;
+    case '\n': out += "\\n"; return;
+    case '\r': out += "\\r"; return;
+    case '\t': out += "\\t"; return;
+  }
+  if (c >= 0x10000) {  // a UTF-16 surrogate pair, as json.dumps writes astral characters
+    append_u16(out, 0xD800 + ((c - 0x10000) >> 10));
+    append_u16(out, 0xDC00 + ((c - 0x10000) & 0x3FF));
+  } else {
+    append_u16(out, c);  // other controls, DEL and every non-ASCII character
+  }
 }
+
 
 // Reads `n` hex digits at s[i..]; -1 when one is missing or not hex.
 long read_hex(std::string_view s, std::size_t i, int n) {
   if (i + n > s.size()) return -1;
   long v = 0;
   for (int k = 0; k < n; ++k) {
-    const int h = hex_value(s[i + k]);
+    const int h = hex_digit(s[i + k]);
     if (h < 0) return -1;
     v = v * 16 + h;
   }
@@ -58,49 +74,41 @@ std::string to_utf8(const std::u32string& cps) {
 
 }  // namespace
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + s.size() / 8 + 8);
   std::size_t i = 0;
   while (i < s.size()) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7F) {  // printable ASCII: the common case, copied as is
-      if (c == '"' || c == '\\') out.push_back('\\');
+    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {  // printable ASCII: the common case
       out.push_back(static_cast<char>(c));
       ++i;
       continue;
     }
-    if (c < 0x80) {
-      switch (c) {
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default: append_u16(out, c);  // other controls and DEL
-      }
-      ++i;
-      continue;
+    char32_t cp = c;
+    std::size_t n = 1, bad;
+    if (c >= 0x80) {
+      n = utf8::decode_one(s, i, &cp, &bad);
+      if (n == 0) throw Error("text is not valid UTF-8 (byte offset " + std::to_string(i) + ")");
     }
-    char32_t cp;
-    std::size_t bad;
-    const std::size_t n = utf8::decode_one(s, i, &cp, &bad);
-    if (n == 0) throw Error("text is not valid UTF-8 (byte offset " + std::to_string(i) + ")");
-    if (cp >= 0x10000) {  // UTF-16 surrogate pair, as json.dumps writes astral characters
-      const char32_t v = cp - 0x10000;
-      append_u16(out, 0xD800 + (v >> 10));
-      append_u16(out, 0xDC00 + (v & 0x3FF));
-    } else {
-      append_u16(out, cp);
-    }
+    append_escaped(out, cp);
     i += n;
   }
   return out;
 }
 
-// Mirrors CPython's C scanstring with strict=True on the string body.
-bool json_unescape_strict(std::string_view s, std::string* out) {
-  std::u32string cps;
+namespace {
+
+// Mirrors CPython's C scanstring with strict=True on the string body. Surrogates stay as they
+// are (a Python str keeps them; to_utf8 joins pairs).
+bool json_loads_cps(std::string_view s, std::u32string& cps) {
   cps.reserve(s.size());
   std::size_t i = 0;
   while (i < s.size()) {
@@ -136,19 +144,18 @@ bool json_unescape_strict(std::string_view s, std::string* out) {
         const long v = read_hex(s, i, 4);
         if (v < 0) return false;
         i += 4;
-        cps.push_back(static_cast<char32_t>(v));  // surrogates joined by to_utf8
+        cps.push_back(static_cast<char32_t>(v));
         break;
       }
       default: return false;  // "Invalid \\escape"
     }
   }
-  *out = to_utf8(cps);
   return true;
 }
 
 // Mirrors CPython's _PyUnicode_DecodeUnicodeEscapeInternal with errors="ignore": a bad escape is
 // skipped up to the character that made it bad, and decoding resumes there.
-std::string unicode_escape_decode(std::string_view s) {
+std::u32string unicode_escape_cps(std::string_view s) {
   std::u32string cps;
   cps.reserve(s.size());
   std::size_t i = 0;
@@ -187,7 +194,7 @@ std::string unicode_escape_decode(std::string_view s) {
         unsigned long v = 0;
         int k = 0;
         for (; k < count && i < end; ++k, ++i) {
-          const int h = hex_value(s[i]);
+          const int h = hex_digit(s[i]);
           if (h < 0) break;
           v = v * 16 + static_cast<unsigned long>(h);
         }
@@ -216,7 +223,34 @@ std::string unicode_escape_decode(std::string_view s) {
         cps.push_back(static_cast<unsigned char>(e));
     }
   }
-  return to_utf8(cps);
+  return cps;
+}
+
+// json.loads('"' + raw + '"'), else the unicode_escape fallback: the Python str the official
+// decode gives, lone surrogates included.
+std::u32string python_decode_cps(std::string_view raw) {
+  std::u32string cps;
+  if (json_loads_cps(raw, cps)) return cps;
+  return unicode_escape_cps(raw);
+}
+
+}  // namespace
+
+bool json_unescape_strict(std::string_view text, std::string* out) {
+  std::u32string cps;
+  if (!json_loads_cps(text, cps)) return false;
+  *out = to_utf8(cps);
+  return true;
+}
+
+std::string unicode_escape_decode(std::string_view bytes) { return to_utf8(unicode_escape_cps(bytes)); }
+
+std::string python_reescape(std::string_view raw) {
+  const std::u32string cps = python_decode_cps(raw);
+  std::string out;
+  out.reserve(cps.size() + 16);
+  for (char32_t c : cps) append_escaped(out, c);
+  return out;
 }
 
 std::string json_unescape(std::string_view text) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace foxeval::longbench {
+namespace foxeval {
 
 // Strict UTF-8 decoding; `what` names the text in the foxeval::Error for invalid bytes.
 std::u32string utf8_to_u32(const std::string& text, const std::string& what);
@@ -26,4 +26,4 @@ std::vector<std::u32string> py_split(const std::u32string& text);
 // re.findall(r"\d+", text), as UTF-8 strings.
 std::vector<std::string> find_decimal_runs(const std::u32string& text);
 
-}  // namespace foxeval::longbench
+}  // namespace foxeval

@@ -1,11 +1,11 @@
-#include "tasks/longbench/unicode.h"
+#include "data/python/unicode.h"
 
 #include <algorithm>
 
 #include "data/errors.h"
-#include "tasks/longbench/unicode_tables.h"
+#include "data/python/unicode_tables.h"
 
-namespace foxeval::longbench {
+namespace foxeval {
 
 namespace ut = unicode_tables;
 
@@ -142,4 +142,4 @@ std::vector<std::string> find_decimal_runs(const std::u32string& text) {
   return out;
 }
 
-}  // namespace foxeval::longbench
+}  // namespace foxeval

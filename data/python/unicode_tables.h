@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace foxeval::longbench::unicode_tables {
+namespace foxeval::unicode_tables {
 
 struct CodeRange {
   uint32_t first, last;  // inclusive
@@ -29,4 +29,4 @@ extern const size_t kCaseIgnorableCount;
 extern const CodeRange kCased[];
 extern const size_t kCasedCount;
 
-}  // namespace foxeval::longbench::unicode_tables
+}  // namespace foxeval::unicode_tables

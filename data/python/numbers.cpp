@@ -1,4 +1,4 @@
-#include "tasks/longbench/python_numbers.h"
+#include "data/python/numbers.h"
 
 #include <charconv>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "data/errors.h"
 
-namespace foxeval::longbench {
+namespace foxeval {
 
 namespace {
 
@@ -99,4 +99,4 @@ std::string python_str(const nlohmann::json& v, const std::string& what) {
   }
 }
 
-}  // namespace foxeval::longbench
+}  // namespace foxeval

@@ -1,4 +1,4 @@
-#include "data/python_json.h"
+#include "data/python/python_json.h"
 
 #include <fmt/format.h>
 

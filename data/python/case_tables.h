@@ -1,11 +1,11 @@
 // Upper and title case tables behind pystr.h's py_upper/py_capitalize, generated from CPython's
 // unicodedata by tests/tools/make_case_tables.py; case_tables.cpp is that output (it names the
-// CPython and Unicode versions). Lower case is longbench's (tasks/longbench/unicode.h).
+// CPython and Unicode versions). Lower case is longbench's (data/python/unicode.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-namespace foxeval::lm_eval::case_tables {
+namespace foxeval::case_tables {
 
 // c maps to the one code point c + delta for c = first, first + stride, ..., last. Runs are
 // sorted by `first` and do not interleave.
@@ -29,4 +29,4 @@ extern const size_t kTitleCount;
 extern const FullCase kSpecial[];  // sorted by cp
 extern const size_t kSpecialCount;
 
-}  // namespace foxeval::lm_eval::case_tables
+}  // namespace foxeval::case_tables

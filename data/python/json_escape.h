@@ -27,4 +27,13 @@ bool json_unescape_strict(std::string_view text, std::string* out);
 // escapes are dropped (no Unicode name database here), as Python does for unknown names.
 std::string unicode_escape_decode(std::string_view bytes);
 
+// Python `json.dumps(json_unescape(raw))[1:-1]`, where the decoded text stays a Python str: lone
+// UTF-16 surrogates (a cut between the two escapes of an astral character) come back as the same
+// "\udXXX" escape, which UTF-8 could not carry. This is what the official JSONGPT2Tokenizer
+// decode followed by re-encoding gives when a prompt is cut and tokenized again (NIAH, LongBench).
+std::string python_reescape(std::string_view raw);
+
+// The value of one hex digit (either case), or -1.
+int hex_digit(char c);
+
 }  // namespace foxeval

@@ -1,0 +1,103 @@
+#include "data/python/json_dumps.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "data/python/numbers.h"
+
+namespace foxeval {
+namespace {
+
+template <typename Json>
+void dump(const Json& v, int indent, int level, std::string& out) {
+  const auto newline = [&](int l) {
+    out += '\n';
+    out.append(static_cast<size_t>(indent * l), ' ');
+  };
+  switch (v.type()) {
+    case Json::value_t::object:
+    case Json::value_t::array: {
+      const bool object = v.is_object();
+      if (v.empty()) {
+        out += object ? "{}" : "[]";
+        return;
+      }
+      out += object ? '{' : '[';
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out += indent >= 0 ? "," : ", ";
+        first = false;
+        if (indent >= 0) newline(level + 1);
+        if (object) out += python_json_string(it.key()) + ": ";
+        dump(it.value(), indent, level + 1, out);
+      }
+      if (indent >= 0) newline(level);
+      out += object ? '}' : ']';
+      return;
+    }
+    case Json::value_t::string: out += python_json_string(v.template get_ref<const std::string&>()); return;
+    case Json::value_t::boolean: out += v.template get<bool>() ? "true" : "false"; return;
+    case Json::value_t::number_integer: out += std::to_string(v.template get<int64_t>()); return;
+    case Json::value_t::number_unsigned: out += std::to_string(v.template get<uint64_t>()); return;
+    case Json::value_t::number_float: {
+      const double x = v.template get<double>();
+      // json's floatstr: repr, with the non-finite values as JavaScript names (allow_nan=True).
+      if (std::isnan(x)) out += "NaN";
+      else if (std::isinf(x)) out += x > 0 ? "Infinity" : "-Infinity";
+      else out += python_float_repr(x);
+      return;
+    }
+    default: out += "null"; return;
+  }
+}
+
+}  // namespace
+
+std::string python_json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string python_json_dumps(const nlohmann::json& value, int indent) {
+  std::string out;
+  dump(value, indent, 0, out);
+  return out;
+}
+
+std::string python_json_dumps(const nlohmann::ordered_json& value, int indent) {
+  std::string out;
+  dump(value, indent, 0, out);
+  return out;
+}
+
+nlohmann::ordered_json to_ordered_json(const nlohmann::json& v) {
+  if (v.is_object()) {
+    nlohmann::ordered_json o = nlohmann::ordered_json::object();
+    for (auto it = v.begin(); it != v.end(); ++it) o[it.key()] = to_ordered_json(it.value());
+    return o;
+  }
+  if (v.is_array()) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const nlohmann::json& e : v) a.push_back(to_ordered_json(e));
+    return a;
+  }
+  return nlohmann::ordered_json::parse(v.dump());  // scalars: exact (doubles dump round-trip)
+}
+
+}  // namespace foxeval
