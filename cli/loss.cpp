@@ -1,4 +1,4 @@
-// `foxeval loss` and `foxeval merge`.
+// `foxeval loss`.
 #include <fmt/format.h>
 
 #include <csignal>
@@ -6,11 +6,13 @@
 #include <cstdlib>
 
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/validators.h"
 #include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "data/json_file.h"
-#include "tasks/loss.h"
+#include "tasks/loss/loss.h"
+#include "tasks/loss/loss_table.h"
 #include "tasks/runner.h"
 
 namespace foxeval {
@@ -28,11 +30,20 @@ void print_summary(const nlohmann::json& r) {
   if (r.contains("tokens_per_s"))
     std::printf("documents\t%lld\ntokens/s\t%.1f\n", static_cast<long long>(r["documents"].get<int64_t>()),
                 r["tokens_per_s"].get<double>());
+  // "documents" counts windows; the rows they come from, and what of the data was not evaluated.
+  if (r.contains("rows"))
+    std::printf("windows\t%lld\nrows\t%lld\ntokens dropped\t%lld\nrows not read\t%lld\n",
+                static_cast<long long>(r["windows"].get<int64_t>()), static_cast<long long>(r["rows"].get<int64_t>()),
+                static_cast<long long>(r["tokens_dropped"].get<int64_t>()),
+                static_cast<long long>(r["rows_unread"].get<int64_t>()));
 }
+
+// Its tables and report sections (`foxeval table`, `foxeval report`).
+const results::KindRegistrar loss_tables(loss::table_kind);
 
 CommandRegistrar loss_command([](CLI::App& root) {
   auto s = std::make_shared<LossSettings>();
-  auto shards = std::make_shared<std::pair<int64_t, int64_t>>(-1, -1);
+  auto shards = std::make_shared<ShardArgs>();
   CLI::App* cmd = root.add_subcommand("loss", "Per-position held-out loss (LongCrawl64 protocol)");
   cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
   cmd->add_option("--data", s->data_path, "token rows: a 2-D .npy (uint16/int32/int64) or a zarr v2 array")->required();
@@ -44,54 +55,25 @@ CommandRegistrar loss_command([](CLI::App& root) {
   cmd->add_option("--bos-id", s->bos_id, "token prepended to each window (default 50256)")
       ->check(int_range(0));
   cmd->add_option("--batch-size", s->batch_size, "windows per forward pass")->check(int_range(1, 1 << 20));
-  cmd->add_option("--device", s->run.device, "cpu or cuda[:N]");
-  add_pruning_option(cmd, s->run);
-  cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
-      ->check(CLI::IsMember({"float32", "bfloat16"}));
-  cmd->add_option("--num-shards", shards->first, "split documents over N shards (default: from the launcher)")
-      ->check(int_range(1, 1 << 20));
-  cmd->add_option("--shard-index", shards->second, "this shard (default: from the launcher)")
-      ->check(int_range(0, 1 << 20));
-  cmd->add_flag("--resume", s->resume, "continue an interrupted run from its saved state");
+  add_run_options(cmd, s->run);
+  add_shard_options(cmd, *shards, "documents", "saved state (OUT.state.json)");
   cmd->add_option("--save-every", s->save_every_seconds, "seconds between state saves")
       ->check(positive_number());
-  cmd->add_option("--stop-after", s->stop_after_windows, "save the state and stop after N windows (resume later)")
+  cmd->add_option("--stop-after", s->stop_after_windows, "save the state and stop after N windows (resume later; default: none)")
       ->check(int_range(1));
-  cmd->callback([s, shards] {
+  cmd->callback([cmd, s, shards] {
     // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
-    const ShardPlan plan = plan_shards("loss", shards->first, shards->second);
+    const ShardPlan plan = resolve_task_run(cmd, "loss", *shards, s->run);
     s->num_shards = plan.num_shards;
     s->shard_index = plan.shard_index;
-    s->run.device = device_for_local_rank(s->run.device, plan.local_rank);
-    try {
-      const nlohmann::json result = run_loss(*s);
-      // The result is written: a signal from now on (printing, shutting down) must not turn a
-      // finished run into a killed one (exit 143).
-      std::signal(SIGINT, SIG_IGN);
-      std::signal(SIGTERM, SIG_IGN);
-      print_summary(result);
-    } catch (const LossInterrupted& e) {
-      std::fprintf(stderr, "foxeval loss: %s\n", e.what());
-      std::exit(3);  // distinct from errors: the state is saved, --resume continues
-    }
-  });
-});
-
-CommandRegistrar merge_command([](CLI::App& root) {
-  auto out = std::make_shared<std::string>();
-  auto parts = std::make_shared<std::vector<std::string>>();
-  CLI::App* cmd = root.add_subcommand("merge", "Combine shard parts (loss, niah, longbench, lm-eval) into one result (exactly)");
-  cmd->add_option("--out", *out, "merged result JSON")->required();
-  cmd->add_option("parts", *parts, "shard part files")->required();
-  cmd->callback([out, parts] {
-    // Loss parts carry exact sums; every other task's parts carry records (tasks/runner.h).
-    if (read_json(parts->front()).value("kind", "") == "foxeval-loss-part") {
-      print_summary(merge_loss_parts(*parts, *out));
-    } else {
-      const nlohmann::json r = merge_task_parts(*parts, *out);
-      std::printf("merged %zu parts of %s into %s\n", parts->size(), r["header"]["task"].get<std::string>().c_str(),
-                  out->c_str());
-    }
+    s->resume = shards->resume;
+    nlohmann::json result;
+    run_task(
+        "loss",
+        [&] {
+          result = run_loss(*s);
+        },
+        [&] { print_summary(result); });
   });
 });
 

@@ -13,7 +13,7 @@
 //   FOXEVAL_DIST_TIMEOUT            seconds to reach the store, and for any one store wait (default 300)
 //   FOXEVAL_HEARTBEAT_TIMEOUT       seconds without a heartbeat after which a rank counts as dead (default 60)
 //   FOXEVAL_TEST_DIE_AFTER=N        test hook: the rank FOXEVAL_TEST_DIE_RANK (default 1) kills itself
-//                                   (SIGKILL, no clean-up) right after journaling its N-th item
+//                                   (SIGKILL, no clean-up) right after journaling (saving) its N-th item
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -92,8 +92,10 @@ class DistributedSession {
   // Why this run must stop ("" = it need not): a rank stopped heartbeating, or the store is gone.
   std::string fault() const;
 
-  // Test hook FOXEVAL_TEST_DIE_AFTER: called after each journaled item.
+  // Test hook FOXEVAL_TEST_DIE_AFTER: called after each journaled (saved) item.
   void after_item(int64_t items_done_here);
+  // True on the rank the hook will kill: a reducer-mode run saves its state after every item there.
+  bool test_hook_kills_this_rank() const { return die_after_ >= 0 && env_.rank == die_rank_; }
   // The same hook around a rank's first claim of work: the other ranks wait until the rank that is
   // to die has claimed, so it surely gets an item (a fast rank could otherwise take them all).
   void before_first_claim();

@@ -1,7 +1,6 @@
 // One run per output: a task holds OUT.lock (beside its result OUT) from its start to its end, so
 // a second run with the same --out is refused at once instead of racing on the journal, the state
-// and the result. The one place every task takes it: the Runner (niah, longbench, lm-eval) and
-// `foxeval loss`.
+// and the result. The one place every task takes it: the Runner (tasks/runner.h).
 //
 // The lock is flock(2) on OUT.lock, which holds the owner's pid: the kernel drops the flock when
 // its process ends however it ends (exit 3, a signal, SIGKILL), so a lock left behind by a dead

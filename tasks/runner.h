@@ -1,33 +1,46 @@
-// The one runner every record-based task uses (niah, longbench, lm-eval): work items with stable
-// ids, a journal of finished records, resume, shards by rank, progress and one atomic final write.
+// The one runner every task uses: work items with stable ids, what is finished persisted as it
+// goes, resume, static shards (parts for `foxeval merge`), ranks of a distributed run, progress,
+// SIGINT/SIGTERM as a saved stop (RunInterrupted, exit 3), one lock per output and one atomic
+// final write. Two modes, by what a task's result is made of:
 //
-//   Runner run(settings, "niah", identity, items);   // refuses a journal made with other settings
-//   for (size_t i : run.todo()) {                     // this shard's items not yet in the journal
-//     ... compute ...
-//     run.finish(items[i].id, record, work);          // appended to the journal and flushed
-//     if (run.should_stop()) run.interrupt();         // SIGINT/SIGTERM: throws RunInterrupted
-//   }
-//   nlohmann::json result = run.complete(build);      // writes the result (or a shard part)
+//   Record mode (niah, longbench, lm-eval): one record per item, journaled as it finishes.
+//     Runner run(settings, "niah", identity, items);   // refuses a journal made with other settings
+//     while (auto i = run.claim()) {                    // this shard's/rank's open items, longest first
+//       run.finish(items[*i].id, record, work);         // appended to OUT.journal.jsonl and flushed
+//       if (run.should_stop()) run.interrupt();         // SIGINT/SIGTERM: throws RunInterrupted
+//     }
+//     nlohmann::json result = run.complete(build);      // build(identity, records in item order)
 //
-// The result is built from the records in item order only, so the order work was done in,
-// batching, shards and resume never change it. With num_shards > 1 each shard writes a part
-// (`kind: foxeval-part`) and `foxeval merge` builds the same result with the task's builder.
+//   Reducer mode (loss): one exact, order-independent state (result_file.h's Reducer) that each
+//   item adds its contribution to; saved with the ids it holds to OUT.state.json every
+//   save_every_seconds and on a stop.
+//     Runner run(settings, "loss", identity, items, reducer);
+//     while (auto i = run.claim()) { ...; run.finish(items[*i].id, contribution, work); }
+//     nlohmann::json result = run.complete(finish);     // finish(identity, all items' state, elapsed)
+//
+// The result never depends on the order work was done in, batching, shards, ranks or resume:
+// records are built in item order, states merge exactly. With num_shards > 1 each shard writes a
+// part (`kind: foxeval-part`) and `foxeval merge` builds the same result with the task's
+// registered builder or reducer (tasks/result_file.h).
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "models/model.h"
+#include "tasks/identity.h"  // model_identity, digest_paths: every task builds its identity with them
 #include "tasks/progress.h"
+#include "tasks/result_file.h"
 #include "tasks/stop_signals.h"
 
 namespace foxeval {
@@ -42,29 +55,27 @@ struct WorkItem {
 
 struct RunnerSettings {
   std::string out_path;      // the result (or this shard's part)
-  bool resume = false;       // continue from out_path + ".journal.jsonl"
+  bool resume = false;       // continue from the journals (states) beside out_path (journal_path())
   int64_t num_shards = 1, shard_index = 0;
   std::string progress_unit = "tok";  // what `work` in finish() counts, for the rate
+  // Reducer mode: seconds between saves of the state (record mode journals every item at once).
+  double save_every_seconds = 120.0;
 };
 
-// Builds a task's result from its identity and every record in item order.
-using ResultBuilder = std::function<nlohmann::json(const nlohmann::json& identity, const std::vector<nlohmann::json>& records)>;
-
-// Thrown by Runner::interrupt(): the journal holds every finished item; `--resume` continues.
+// Thrown by Runner::interrupt(): the journal (or the saved state) holds every finished item;
+// `--resume` continues.
 struct RunInterrupted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The model part of every task's identity: where it came from (model_identity_path), its
-// model_type and parameter count, and the options that change its numbers (adaptive computation
-// pruning's tolerance, when on).
-nlohmann::json model_identity(const std::string& model_dir, const ModelInfo& info);
-
 class Runner {
  public:
-  // `identity`: everything that changes a number (model, data digest, settings). A journal or a
-  // shard part made with another identity is refused, naming the fields that differ.
+  // `identity`: everything that changes a number (model, data digest, settings). A journal, state
+  // or shard part made with another identity is refused, naming the fields that differ.
+  // Record mode:
   Runner(RunnerSettings settings, std::string task, nlohmann::json identity, std::vector<WorkItem> items);
+  // Reducer mode: `reducer.load` makes the empty state and reads saved ones back.
+  Runner(RunnerSettings settings, std::string task, nlohmann::json identity, std::vector<WorkItem> items, Reducer reducer);
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -84,37 +95,52 @@ class Runner {
   // order, so items of similar cost stay together in one batch (e.g. the NIAH cells of one
   // length). Empty once every item has been handed out.
   std::vector<size_t> claim_batch(size_t n);
-  bool done(const std::string& id) const { return records_.count(id) > 0; }
+  // Finished, by this or (read at the start) an earlier run or another rank.
+  bool done(const std::string& id) const { return finished_.count(id) > 0; }
 
-  // Records a finished item: appended to the journal and flushed before returning.
+  // Record mode: records a finished item: appended to the journal and flushed before returning.
   void finish(const std::string& id, nlohmann::json record, double work = 1.0);
+  // Reducer mode: adds a finished item's contribution (a state of that item alone) to this run's
+  // state; the state and its items are saved every save_every_seconds and on interrupt().
+  void finish(const std::string& id, const ReducerState& contribution, double work = 1.0);
 
-  // True once SIGINT/SIGTERM arrived (the runner catches them while it lives).
+  // True once SIGINT/SIGTERM arrived (the runner catches them while it lives), or a rank of a
+  // distributed run died.
   bool should_stop() const;
+  // Makes what is finished safe (the journal synced, or the state saved) and throws RunInterrupted.
   [[noreturn]] void interrupt() const;
 
-  // Builds the result from the records (all items of this shard must be finished), adds the common
-  // header (task, settings, elapsed, machine, foxeval version) and writes it atomically; or, with
-  // several shards, writes this shard's part. Removes the journal. Returns what was written.
-  nlohmann::json complete(const ResultBuilder& build);
+  // Builds the result (all items of this shard must be finished), adds the common header (task,
+  // settings, elapsed, machine, foxeval version) and writes it atomically; or, with several
+  // shards, writes this shard's part. Removes the journals (states). Returns what was written.
+  nlohmann::json complete(const ResultBuilder& build);   // record mode: build(identity, records in item order)
+  nlohmann::json complete(const ReducerFinish& finish);  // reducer mode: finish(identity, every item's state, elapsed)
 
   // False on the ranks of a distributed run other than rank 0: their complete() returns the result
   // rank 0 wrote, and the builder never runs there. Side outputs built from the records (e.g.
   // lm-eval's --log-samples) must be written only where this is true.
   bool writes_result() const;
+  // One of the ranks of a distributed run (tasks/distributed.h): claim() takes from a shared counter.
+  bool distributed() const { return dist_ != nullptr; }
 
   const std::vector<WorkItem>& items() const { return items_; }
   const nlohmann::json& identity() const { return identity_; }
-  // OUT.journal.jsonl; in a distributed run each rank appends to OUT.journal.rank<R>.jsonl.
+  // Where this process keeps what it finished: record mode OUT.journal.jsonl (in a distributed run
+  // each rank appends to OUT.journal.rank<R>.jsonl), reducer mode OUT.state.json (OUT.state.rank<R>.json).
   std::string journal_path() const;
   double elapsed_seconds() const;  // this run plus what the journal's earlier runs took
 
  private:
+  Runner(RunnerSettings settings, std::string task, nlohmann::json identity, std::vector<WorkItem> items,
+         std::optional<Reducer> reducer);
   RunnerSettings settings_;
   std::string task_;
-  nlohmann::json identity_;
+  nlohmann::json identity_;       // as the journal/state holds it: the task's, plus num_shards of a static shard
+  nlohmann::json task_identity_;  // as the task gave it (what a shard part carries)
   std::vector<WorkItem> items_;
-  std::map<std::string, nlohmann::json> records_;  // finished, this shard's
+  std::set<std::string> item_ids_;
+  std::set<std::string> finished_;  // every item known finished (this run, journals/states read, not other ranks' this run)
+  std::map<std::string, nlohmann::json> records_;  // record mode: finished, this shard's
   std::vector<size_t> todo_;
   std::FILE* journal_ = nullptr;
   double elapsed_before_ = 0;
@@ -132,31 +158,28 @@ class Runner {
   size_t next_claim_ = 0;  // one process: the next index into claim_order_
   bool claimed_ = false;  // claim() was used: complete() checks the counter ran out, not todo()
   std::map<std::string, nlohmann::json> mine_;
+  int64_t finished_here_ = 0;  // items this process finished in this run
   std::vector<std::string> other_journals_;  // read at the start, removed with ours at the end
-  nlohmann::json complete_distributed(const ResultBuilder& build);
+  // Reducer mode. Each state file holds exactly the items its state adds up: this process
+  // continues its own (state_, own_done_); the files no current rank continues (an earlier run's
+  // other ranks, or the one-process state in a distributed run) are carried to the end by the
+  // process that writes the result (carried_, carried_done_).
+  std::optional<Reducer> reducer_;
+  std::unique_ptr<ReducerState> state_, carried_;
+  std::vector<std::string> own_done_, carried_done_;
+  mutable std::chrono::steady_clock::time_point last_save_;
+  void save_state() const;
+  void after_finish(const std::string& id, double work);
+  void check_finished() const;
+  // The exchange at the end of a distributed run: every rank posts `mine`; rank 0 gets the other
+  // ranks' posts, builds and writes the result with `build_all` and hands it to every rank.
+  nlohmann::json complete_distributed(
+      const nlohmann::json& mine,
+      const std::function<nlohmann::json(const std::vector<nlohmann::json>& others, double elapsed)>& build_all);
 };
 
 // Items of shard `index` of `num_shards`: items are dealt round-robin in decreasing cost, so every
 // shard gets a similar share of long and short items. Returns indices into `items`, in item order.
 std::vector<size_t> shard_items(const std::vector<WorkItem>& items, int64_t num_shards, int64_t index);
-
-// The fields of `a` that differ in `b`, as "key: a vs b" strings (for refusals).
-nlohmann::json diff_fields(const nlohmann::json& a, const nlohmann::json& b);
-
-// Each task registers its builder so `foxeval merge` can combine its shard parts.
-struct ResultBuilderRegistrar {
-  ResultBuilderRegistrar(const std::string& task, ResultBuilder build);
-};
-const ResultBuilder* find_result_builder(const std::string& task);
-
-// Combines the parts of a sharded task run (`kind: foxeval-part`) into the result one run gives.
-nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std::string& out_path);
-
-// The header every result file carries (issue 14 extends it): task, foxeval version, machine, date.
-nlohmann::json result_header(const std::string& task, const nlohmann::json& identity, double elapsed_seconds);
-
-// A digest of files for identities (FNV-1a 64 over names and bytes, hex). Folders: every regular
-// file below, in code-point order of their relative paths.
-std::string digest_paths(const std::vector<std::string>& paths);
 
 }  // namespace foxeval

@@ -1,6 +1,6 @@
 // SIGINT/SIGTERM as a request to stop cleanly. While a StopSignals lives, the two signals only set a
 // flag that long loops poll (journal or save the state, then stop with exit 3); when it goes, the
-// caller's handlers come back. Used by the task runner and by `foxeval loss`.
+// caller's handlers come back. Used by the task runner (tasks/runner.h), for every task.
 #pragma once
 
 namespace foxeval {

@@ -30,7 +30,8 @@ free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0));
 trun() { local n=$1; shift; "$TORCHRUN" --standalone --nproc-per-node "$n" --no-python "$FOXEVAL" "$@"; }
 journals() { ls "$1".journal*.jsonl 2>/dev/null | wc -l; }
 
-# ---- loss: windows from the shared counter, exact sums reduced at rank 0 ----
+# ---- loss (the runner's reducer mode): batches of windows from the shared counter, exact sums
+# merged at rank 0; a killed rank's saved state (OUT.state.rank<R>.json) resumed with 2 ranks ----
 L=(loss --model tests/fixtures/official/fox_pro --data data/default/tokens.npy --bos-id 0 --seq-len 512 --batch-size 1 --device cpu)
 lcore() { $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({k: v for k, v in r.items() if k.startswith("val/") or k == "documents"}, sort_keys=True))' "$1"; }
 states() { ls "$1".state*.json 2>/dev/null | wc -l; }
@@ -43,7 +44,7 @@ done
 FOXEVAL_TEST_DIE_AFTER=1 trun 3 "${L[@]}" --out "$tmp/lk.json" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -ne 0 ] && [ ! -f "$tmp/lk.json" ] && [ -f "$tmp/lk.json.state.rank1.json" ] && ok || { bad "loss: killed rank leaves states (rc $rc)"; tail -20 "$tmp/err" >&2; }
 if trun 2 "${L[@]}" --out "$tmp/lk.json" --resume >/dev/null 2>"$tmp/err"; then ok; else bad "loss: resume with 2"; tail -20 "$tmp/err" >&2; fi
-grep -q "chunks of 1 windows done" "$tmp/err" && [ "$(lcore "$tmp/l1.json")" = "$(lcore "$tmp/lk.json")" ] && [ "$(states "$tmp/lk.json")" -eq 0 ] \
+grep -q "resuming from [0-9]* state file(s) of $tmp/lk.json: [1-9][0-9]* of 8 items already done" "$tmp/err" && [ "$(lcore "$tmp/l1.json")" = "$(lcore "$tmp/lk.json")" ] && [ "$(states "$tmp/lk.json")" -eq 0 ] \
   && ok || bad "loss: killed with 3, resumed with 2: the same numbers"
 
 # ---- niah (a generation task through tasks/runner.h) ----

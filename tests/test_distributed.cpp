@@ -1,6 +1,7 @@
 // The Runner across processes (tasks/distributed.h): forked ranks on a TCPStore at 127.0.0.1 (rank 0
 // hosts it, as under srun/mpirun) share the items, rank 0 writes one result equal to one process's,
-// a dead rank stops the others with its name and --resume with another rank count finishes it.
+// a dead rank stops the others with its name and --resume with another rank count finishes it; in
+// record mode (journals) and in reducer mode (saved states merged at rank 0).
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -41,6 +43,43 @@ nlohmann::json build_cells(const nlohmann::json& identity, const std::vector<nlo
 }
 ResultBuilderRegistrar register_dist_task("distributed-test", build_cells);
 
+// Reducer mode: an exact sum of the cells' values and of their squares.
+struct CellSums : ReducerState {
+  int64_t total = 0, squares = 0, count = 0;
+  nlohmann::json to_json() const override { return {{"total", total}, {"squares", squares}, {"count", count}}; }
+  void merge(const ReducerState& other) override {
+    const auto& o = dynamic_cast<const CellSums&>(other);
+    total += o.total;
+    squares += o.squares;
+    count += o.count;
+  }
+};
+Reducer cell_reducer() {
+  Reducer r;
+  r.load = [](const nlohmann::json&, const nlohmann::json* saved) {
+    auto s = std::make_unique<CellSums>();
+    if (saved) {
+      s->total = saved->at("total").get<int64_t>();
+      s->squares = saved->at("squares").get<int64_t>();
+      s->count = saved->at("count").get<int64_t>();
+    }
+    return std::unique_ptr<ReducerState>(std::move(s));
+  };
+  r.finish = [](const nlohmann::json& identity, const ReducerState& state, double) {
+    const auto& s = dynamic_cast<const CellSums&>(state);
+    return nlohmann::json{{"total", s.total}, {"squares", s.squares}, {"count", s.count}, {"mode", identity.at("mode")}};
+  };
+  return r;
+}
+ReducerRegistrar register_dist_reduce("distributed-reduce-test", cell_reducer());
+CellSums cell_sums(size_t i) {
+  CellSums c;
+  c.total = static_cast<int64_t>(i * i + 1);
+  c.squares = c.total * c.total;
+  c.count = 1;
+  return c;
+}
+
 int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -57,7 +96,7 @@ int free_port() {
 // One rank's whole life, in a forked child: exit 0 (result written or received), 3 (stopped,
 // saved), 1 (an Error; its message goes to err_path).
 [[noreturn]] void rank_main(const std::string& out, int port, int rank, int world, bool resume, bool use_claim,
-                            const std::string& err_path) {
+                            const std::string& err_path, bool reduce) {
   int code = 0;
   try {
     ::setenv("MASTER_ADDR", "127.0.0.1", 1);
@@ -71,18 +110,29 @@ int free_port() {
     RunnerSettings rs;
     rs.out_path = out;
     rs.resume = resume;
-    Runner run(rs, "distributed-test", {{"mode", "m"}}, dist_items());
+    std::unique_ptr<Runner> runner =
+        reduce ? std::make_unique<Runner>(rs, "distributed-reduce-test", nlohmann::json{{"mode", "m"}}, dist_items(), cell_reducer())
+               : std::make_unique<Runner>(rs, "distributed-test", nlohmann::json{{"mode", "m"}}, dist_items());
+    Runner& run = *runner;
     auto work = [&](size_t i) {
       if (run.should_stop()) run.interrupt();
       ::usleep(30000);  // so every rank gets a share
-      run.finish(run.items()[i].id, {{"v", static_cast<int64_t>(i * i + 1)}, {"id", run.items()[i].id}});
+      if (reduce) {
+        run.finish(run.items()[i].id, cell_sums(i));
+      } else {
+        run.finish(run.items()[i].id, {{"v", static_cast<int64_t>(i * i + 1)}, {"id", run.items()[i].id}});
+      }
     };
     if (use_claim) {
       while (auto i = run.claim()) work(*i);
     } else {
       for (size_t i : run.todo()) work(i);
     }
-    run.complete(build_cells);
+    if (reduce) {
+      run.complete(cell_reducer().finish);
+    } else {
+      run.complete(build_cells);
+    }
   } catch (const RunInterrupted& e) {
     std::ofstream(err_path) << e.what();
     code = 3;
@@ -95,7 +145,8 @@ int free_port() {
 
 // Forks `world` ranks; returns their exit codes (128 + signal when killed). `die` sets the test
 // hook in rank 1.
-std::vector<int> run_ranks(const std::string& out, int world, bool resume, bool use_claim, int die_after = -1) {
+std::vector<int> run_ranks(const std::string& out, int world, bool resume, bool use_claim, int die_after = -1,
+                           bool reduce = false) {
   const int port = free_port();
   std::vector<pid_t> pids;
   std::fflush(nullptr);
@@ -104,7 +155,7 @@ std::vector<int> run_ranks(const std::string& out, int world, bool resume, bool 
     REQUIRE(pid >= 0);
     if (pid == 0) {
       if (die_after >= 0) ::setenv("FOXEVAL_TEST_DIE_AFTER", std::to_string(die_after).c_str(), 1);
-      rank_main(out, port, r, world, resume, use_claim, out + ".err" + std::to_string(r));
+      rank_main(out, port, r, world, resume, use_claim, out + ".err" + std::to_string(r), reduce);
     }
     pids.push_back(pid);
   }
@@ -132,6 +183,12 @@ int journal_count(const std::filesystem::path& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().filename().string().find(".journal") != std::string::npos) ++n;
   return n;
+}
+
+nlohmann::json one_process_reduced(const std::string& out) {
+  Runner run({out, false, 1, 0}, "distributed-reduce-test", {{"mode", "m"}}, dist_items(), cell_reducer());
+  for (size_t i : run.todo()) run.finish(run.items()[i].id, cell_sums(i));
+  return run.complete(cell_reducer().finish);
 }
 
 nlohmann::json one_process(const std::string& out) {
@@ -184,6 +241,43 @@ TEST_CASE("distributed: a dead rank stops the others naming it; resume with anot
   for (const auto& e : std::filesystem::directory_iterator(dir.path))
     if (e.path().filename().string().rfind("r.json.journal", 0) == 0) ++journals;
   CHECK(journals == 0);
+}
+
+TEST_CASE("distributed, reducer mode: ranks equal one process; a dead rank's saved state resumed with another count") {
+  TempDir dir("dist_reduce");
+  const nlohmann::json want = core(one_process_reduced((dir.path / "one.json").string()));
+  CHECK(want.at("count") == 11);
+  const std::string out = (dir.path / "d.json").string();
+  const std::vector<int> codes = run_ranks(out, 3, false, true, -1, true);
+  for (int r = 0; r < 3; ++r) CHECK_MESSAGE(codes[r] == 0, "rank ", r, ": ", text_of(out + ".err" + std::to_string(r)));
+  CHECK(core(read_json(out)) == want);
+  CHECK(read_json(out).at("header").at("world_size") == 3);
+
+  const std::string k = (dir.path / "k.json").string();
+  const std::vector<int> killed = run_ranks(k, 3, false, true, 2, true);  // rank 1 dies after its 2nd item
+  CHECK(killed[1] == 128 + SIGKILL);
+  CHECK(!std::filesystem::exists(k));
+  // Rank 1 saved its state with both items before it died.
+  const nlohmann::json st = read_json(k + ".state.rank1.json");
+  CHECK(st.at("done").size() == 2);
+  CHECK(st.at("state").at("count") == 2);
+  const std::vector<int> resumed = run_ranks(k, 2, true, true, -1, true);
+  CHECK_MESSAGE((resumed == std::vector<int>{0, 0}), text_of(k + ".err0"), " / ", text_of(k + ".err1"));
+  CHECK(core(read_json(k)) == want);
+  int states = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path))
+    if (e.path().filename().string().find(".state") != std::string::npos) ++states;
+  CHECK(states == 0);
+  // ... and one process continues a distributed run's states too.
+  const std::string k1 = (dir.path / "k1.json").string();
+  run_ranks(k1, 3, false, true, 1, true);
+  CHECK(std::filesystem::exists(k1 + ".state.rank1.json"));
+  RunnerSettings rs;
+  rs.out_path = k1;
+  rs.resume = true;
+  Runner run(rs, "distributed-reduce-test", {{"mode", "m"}}, dist_items(), cell_reducer());
+  for (size_t i : run.todo()) run.finish(run.items()[i].id, cell_sums(i));
+  CHECK(core(run.complete(cell_reducer().finish)) == want);
 }
 
 TEST_CASE("distributed: a store nobody hosts is named in the error") {

@@ -9,7 +9,8 @@
 #include "data/errors.h"
 #include "models/engine.h"
 #include "models/registry.h"
-#include "tasks/loss.h"
+#include "tasks/loss/loss.h"
+#include "tasks/runner.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"
 
@@ -38,6 +39,10 @@ TEST_CASE("loss: the official protocol, from an independent computation") {
   nlohmann::json r = run_loss(s);
   // 6 rows x 640 tokens at seq_len 128: 5 windows per row, 30 sequences.
   CHECK(r["documents"] == 30);
+  CHECK(r["windows"] == 30);
+  CHECK(r["rows"] == 6);
+  CHECK(r["tokens_dropped"] == 0);
+  CHECK(r["rows_unread"] == 0);
   CHECK(r.contains("val/loss_avg_len_128"));
   CHECK(r.contains("val/perplexity_len_128"));
   // Recompute: input = [bos] + window[:-1], labels = window, mean over windows per position.
@@ -76,12 +81,14 @@ TEST_CASE("loss: two shards merged equal one run, bit for bit") {
     run_loss(s);
     parts.push_back(s.out_path);
   }
-  nlohmann::json merged = merge_loss_parts(parts, dir + "/merged.json");
+  nlohmann::json merged = merge_task_parts(parts, dir + "/merged.json");
   CHECK(per_token(merged) == per_token(whole));
   CHECK(merged["val/loss_avg_len_128"] == whole["val/loss_avg_len_128"]);
   CHECK(merged["documents"] == whole["documents"]);
-  CHECK_THROWS_WITH_AS(merge_loss_parts({parts[0], parts[0]}, dir + "/bad.json"), doctest::Contains("twice"), Error);
-  CHECK_THROWS_WITH_AS(merge_loss_parts({parts[0]}, dir + "/bad.json"), doctest::Contains("missing"), Error);
+  CHECK(merged["rows"] == whole["rows"]);
+  CHECK(merged["identity"] == whole["identity"]);
+  CHECK_THROWS_WITH_AS(merge_task_parts({parts[0], parts[0]}, dir + "/bad.json"), doctest::Contains("twice"), Error);
+  CHECK_THROWS_WITH_AS(merge_task_parts({parts[0]}, dir + "/bad.json"), doctest::Contains("missing"), Error);
   // A part from other settings is refused.
   LossSettings other = tiny_settings(dir, "tokens.zarr");
   other.num_shards = 2;
@@ -89,7 +96,7 @@ TEST_CASE("loss: two shards merged equal one run, bit for bit") {
   other.seq_len = 256;
   other.out_path = dir + "/other.json";
   run_loss(other);
-  CHECK_THROWS_WITH_AS(merge_loss_parts({parts[0], other.out_path}, dir + "/bad.json"),
+  CHECK_THROWS_WITH_AS(merge_task_parts({parts[0], other.out_path}, dir + "/bad.json"),
                        doctest::Contains("other settings"), Error);
   test::remove_tree(dir);
 }
@@ -101,7 +108,7 @@ TEST_CASE("loss: an interrupted run resumed equals an uninterrupted one") {
   nlohmann::json whole = run_loss(s);
   fs::remove(s.out_path);
   s.stop_after_windows = 7;  // stops after 8 windows (batch boundary), state saved
-  CHECK_THROWS_AS(run_loss(s), LossInterrupted);
+  CHECK_THROWS_AS(run_loss(s), RunInterrupted);
   CHECK(fs::exists(s.out_path + ".state.json"));
   CHECK(!fs::exists(s.out_path));
   // Without --resume an existing state is not silently overwritten.
@@ -116,7 +123,35 @@ TEST_CASE("loss: an interrupted run resumed equals an uninterrupted one") {
   nlohmann::json resumed = run_loss(s);
   CHECK(per_token(resumed) == per_token(whole));
   CHECK(resumed["documents"] == whole["documents"]);
+  CHECK(resumed["rows"] == whole["rows"]);
   CHECK(!fs::exists(s.out_path + ".state.json"));
+  test::remove_tree(dir);
+}
+
+TEST_CASE("loss: rows, windows and the tokens not evaluated are reported, the same from shards") {
+  const std::string dir = test::temp_dir("loss-rows");
+  LossSettings s = tiny_settings(dir, "tokens.npy");
+  s.seq_len = 256;      // rows of 640 tokens: 2 windows each, the last 128 tokens of each row dropped
+  s.max_tokens = 1024;  // 2 rows of 512 evaluated tokens; the other 4 rows are not read
+  s.batch_size = 3;     // a batch spans both columns of windows
+  const nlohmann::json r = run_loss(s);
+  CHECK(r["documents"] == 4);
+  CHECK(r["windows"] == 4);
+  CHECK(r["rows"] == 2);
+  CHECK(r["tokens_dropped"] == 256);
+  CHECK(r["rows_unread"] == 4);
+  std::vector<std::string> parts;
+  for (int i = 0; i < 2; ++i) {
+    LossSettings p = s;
+    p.num_shards = 2;
+    p.shard_index = i;
+    p.out_path = dir + "/part" + std::to_string(i) + ".json";
+    run_loss(p);
+    parts.push_back(p.out_path);
+  }
+  const nlohmann::json merged = merge_task_parts(parts, dir + "/merged.json");
+  for (const char* k : {"documents", "windows", "rows", "tokens_dropped", "rows_unread", "val/loss_per_token"})
+    CHECK_MESSAGE(merged.at(k) == r.at(k), k);
   test::remove_tree(dir);
 }
 

@@ -1,6 +1,7 @@
 // The task runner: journal, resume, refusal of other settings, shards and merge, torn journals.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "data/errors.h"
@@ -137,6 +138,152 @@ TEST_CASE("runner: digest_paths changes with a file's bytes and name, not with l
   CHECK(d1 == digest_paths({dir.path.string()}));
   { std::ofstream(dir.path / "a.txt") << "az"; }
   CHECK(digest_paths({dir.path.string()}) != d1);
+}
+
+// ---- Reducer mode: one exact state instead of a record per item ----
+namespace {
+
+// A toy reducer: an int64 sum and count (exact and order-independent, as loss's fixed-point sums).
+struct SumState : ReducerState {
+  int64_t total = 0, count = 0;
+  nlohmann::json to_json() const override { return {{"total", total}, {"count", count}}; }
+  void merge(const ReducerState& other) override {
+    const auto& o = dynamic_cast<const SumState&>(other);
+    total += o.total;
+    count += o.count;
+  }
+};
+
+Reducer sum_reducer() {
+  Reducer r;
+  r.load = [](const nlohmann::json&, const nlohmann::json* saved) {
+    auto s = std::make_unique<SumState>();
+    if (saved) {
+      s->total = saved->at("total").get<int64_t>();
+      s->count = saved->at("count").get<int64_t>();
+      if (s->count < 0) throw Error("count must be >= 0");
+    }
+    return std::unique_ptr<ReducerState>(std::move(s));
+  };
+  r.finish = [](const nlohmann::json& identity, const ReducerState& state, double) {
+    const auto& s = dynamic_cast<const SumState&>(state);
+    return nlohmann::json{{"total", s.total}, {"count", s.count}, {"mode", identity.at("mode")}};
+  };
+  return r;
+}
+ReducerRegistrar register_reduce_task("runner-reduce-test", sum_reducer());
+
+// Large, distinct values: a lost or doubled item changes the total.
+int64_t reduce_value(size_t i) { return (int64_t(1) << 40) + static_cast<int64_t>(i * i * 1000003 + 7); }
+
+RunnerSettings reduce_settings(const std::string& out, int64_t shards = 1, int64_t index = 0, bool resume = false) {
+  RunnerSettings rs;
+  rs.out_path = out;
+  rs.resume = resume;
+  rs.num_shards = shards;
+  rs.shard_index = index;
+  return rs;
+}
+
+// Finishes up to `stop_after` items (then interrupt()), or all of them and completes.
+nlohmann::json run_reduced(const RunnerSettings& rs, int stop_after = -1, const std::string& mode = "standard") {
+  Runner run(rs, "runner-reduce-test", {{"mode", mode}}, items_of(9), sum_reducer());
+  int done = 0;
+  while (std::optional<size_t> i = run.claim()) {
+    if (done == stop_after) run.interrupt();
+    SumState one;
+    one.total = reduce_value(*i);
+    one.count = 1;
+    run.finish(run.items()[*i].id, one, 2.0);
+    ++done;
+  }
+  return run.complete(sum_reducer().finish);
+}
+
+}  // namespace
+
+TEST_CASE("runner, reducer mode: interrupted and resumed, or saved and killed, equals one run; other settings refused") {
+  TempDir dir("runner_reduce");
+  const nlohmann::json full = run_reduced(reduce_settings((dir.path / "full.json").string()));
+  int64_t want = 0;
+  for (size_t i = 0; i < 9; ++i) want += reduce_value(i);
+  CHECK(full.at("total") == want);
+  CHECK(full.at("count") == 9);
+  CHECK(full.at("header").at("task") == "runner-reduce-test");
+
+  const std::string out = (dir.path / "r.json").string();
+  CHECK(error_of<RunInterrupted>([&] { run_reduced(reduce_settings(out), 4); }).find("--resume") != std::string::npos);
+  CHECK(std::filesystem::exists(out + ".state.json"));
+  CHECK(!std::filesystem::exists(out));
+  const nlohmann::json saved = read_json(out + ".state.json");
+  CHECK(saved.at("done").size() == 4);
+  CHECK(saved.at("state").at("count") == 4);
+  CHECK(error_of<Error>([&] { run_reduced(reduce_settings(out)); }).find("pass --resume") != std::string::npos);
+  const std::string other = error_of<Error>([&] { run_reduced(reduce_settings(out, 1, 0, true), -1, "easy"); });
+  CHECK(other.find("refusing to resume") != std::string::npos);
+  CHECK(other.find("mode") != std::string::npos);
+  {
+    Runner again(reduce_settings(out, 1, 0, true), "runner-reduce-test", {{"mode", "standard"}}, items_of(9), sum_reducer());
+    CHECK(again.todo().size() == 5);
+    CHECK(again.done(saved.at("done")[0].get<std::string>()));
+  }
+  CHECK(without_header(run_reduced(reduce_settings(out, 1, 0, true))) == without_header(full));
+  CHECK(!std::filesystem::exists(out + ".state.json"));
+
+  // Saved every save_every_seconds: a run that dies (no interrupt, no complete) leaves its last save.
+  const std::string killed = (dir.path / "k.json").string();
+  {
+    RunnerSettings rs = reduce_settings(killed);
+    rs.save_every_seconds = 1e-9;  // every item
+    Runner run(rs, "runner-reduce-test", {{"mode", "standard"}}, items_of(9), sum_reducer());
+    for (int k = 0; k < 3; ++k) {
+      const size_t i = *run.claim();
+      SumState one;
+      one.total = reduce_value(i);
+      one.count = 1;
+      run.finish(run.items()[i].id, one);
+    }
+  }
+  CHECK(read_json(killed + ".state.json").at("done").size() == 3);
+  CHECK(without_header(run_reduced(reduce_settings(killed, 1, 0, true))) == without_header(full));
+
+  // A damaged state is refused, naming the file.
+  CHECK_THROWS_AS(run_reduced(reduce_settings(out), 2), RunInterrupted);
+  { std::ofstream(out + ".state.json", std::ios::trunc) << "{\"foxeval_state\": 1, \"task\": \"runner-reduce-test\""; }
+  CHECK(error_of<Error>([&] { run_reduced(reduce_settings(out, 1, 0, true)); }).find(out + ".state.json") != std::string::npos);
+  // A record where a state is expected (and the other way round) is a programming error.
+  std::filesystem::remove(out + ".state.json");
+  Runner mixed(reduce_settings(out), "runner-reduce-test", {{"mode", "standard"}}, items_of(9), sum_reducer());
+  CHECK(error_of<Error>([&] { mixed.finish("item_0", nlohmann::json{{"value", 1}}); }).find("reducer mode") != std::string::npos);
+}
+
+TEST_CASE("runner, reducer mode: shard parts merged equal one run, bit for bit") {
+  TempDir dir("runner_reduce");
+  const nlohmann::json full = run_reduced(reduce_settings((dir.path / "full.json").string()));
+  std::vector<std::string> parts;
+  for (int s = 0; s < 3; ++s) {
+    parts.push_back((dir.path / ("part" + std::to_string(s) + ".json")).string());
+    const nlohmann::json part = run_reduced(reduce_settings(parts.back(), 3, s));
+    CHECK(part.at("kind") == "foxeval-part");
+    CHECK(part.at("done").size() == shard_items(items_of(9), 3, s).size());
+  }
+  // A shard interrupted and resumed writes the same part.
+  const std::string p1 = (dir.path / "p1.json").string();
+  CHECK_THROWS_AS(run_reduced(reduce_settings(p1, 3, 1), 1), RunInterrupted);
+  CHECK(run_reduced(reduce_settings(p1, 3, 1, true)).at("state") == read_json(parts[1]).at("state"));
+  const nlohmann::json merged = merge_task_parts({parts[2], parts[0], p1}, (dir.path / "merged.json").string());
+  CHECK(without_header(merged) == without_header(full));
+  CHECK(merged.at("header").at("merged_from").size() == 3);
+  CHECK(error_of<Error>([&] { merge_task_parts({parts[0], parts[2]}, (dir.path / "m.json").string()); })
+            .find("shard 1 of 3 is missing") != std::string::npos);
+  CHECK(error_of<Error>([&] { merge_task_parts({parts[0], parts[0], parts[1]}, (dir.path / "m.json").string()); })
+            .find("given twice") != std::string::npos);
+  // A part whose state does not load is refused, naming the file.
+  nlohmann::json bad = read_json(parts[1]);
+  bad["state"]["count"] = -1;
+  write_json_atomic((dir.path / "bad.json").string(), bad);
+  CHECK(error_of<Error>([&] { merge_task_parts({parts[0], (dir.path / "bad.json").string(), parts[2]}, (dir.path / "m.json").string()); })
+            .find("bad.json: count must be >= 0") != std::string::npos);
 }
 
 }  // namespace foxeval

@@ -2,17 +2,21 @@
 //
 // Protocol: each window of seq_len tokens of a document row is one sequence;
 // input = [bos] + row[:seq_len-1], labels = row[:seq_len]. Per-position losses are summed over
-// documents exactly (fixed point, see LossSums), so batch sizes, shards merged with
-// `foxeval merge` and resumed runs all give bit-identical numbers.
+// windows exactly (fixed point, see LossSums), so batch sizes, shards merged with
+// `foxeval merge`, ranks of a distributed run and resumed runs all give bit-identical numbers.
+//
+// The task runs on the Runner's reducer mode (tasks/runner.h): its items are batches of
+// --batch-size consecutive windows, its state the sums (LossState), and the runner does resume,
+// saving, signals, shards, ranks and the merge of parts.
 #pragma once
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "tasks/result_file.h"
 
 namespace foxeval {
 
@@ -38,24 +42,36 @@ struct LossSettings {
 // associative, so the order of documents (shards, batches, resume) cannot change a bit.
 struct LossSums {
   std::vector<int64_t> sum_fixed;  // [seq_len]
-  int64_t documents = 0;
+  int64_t documents = 0;           // windows summed (the field keeps its historical name)
   static constexpr double kScale = 4294967296.0;  // 2^32
   void add(const std::vector<float>& losses, int64_t rows, int64_t seq_len);
   double mean(int64_t position) const;
 };
 
-// Thrown when a run stopped early (signal or stop_after_windows) after saving its state.
-struct LossInterrupted : public std::runtime_error {
-  using std::runtime_error::runtime_error;
+// The loss task's reducer state: the sums, and how the data was used (each window whose column is
+// 0 counts its row, and that row's tail beyond a whole number of windows; the first window counts
+// the rows --tokens left unread), all exact int64 sums.
+struct LossState : ReducerState {
+  LossSums sums;
+  int64_t rows = 0, tokens_dropped = 0, rows_unread = 0;
+  nlohmann::json to_json() const override;
+  void merge(const ReducerState& other) override;
 };
 
-// The evaluation; returns the result JSON (also written to settings.out_path).
-nlohmann::json run_loss(const LossSettings& settings);
+// The reducer `foxeval merge` uses (registered as "loss"): states of identity.seq_len positions;
+// finish builds loss_result.
+Reducer loss_reducer();
 
-// Combines shard results (the "partial" files each shard writes) into one result.
-nlohmann::json merge_loss_parts(const std::vector<std::string>& parts, const std::string& out_path);
+// The evaluation; returns the result JSON (also written to settings.out_path, or this shard's
+// part). Stopped early (signal, stop_after_windows, a lost rank): throws RunInterrupted after
+// saving the state.
+nlohmann::json run_loss(const LossSettings& settings);
 
 // val/loss_per_token, val/loss_avg_len_L and val/perplexity_len_L from sums.
 nlohmann::json loss_metrics(const LossSums& sums, int64_t seq_len);
+
+// The result from every window's state, without what only a live run knows (the model's family,
+// data wait, GPU memory): metrics, identity, documents (= windows), rows, tokens dropped, time.
+nlohmann::json loss_result(const nlohmann::json& identity, const LossState& state, double elapsed_s);
 
 }  // namespace foxeval

@@ -1,0 +1,28 @@
+// `foxeval merge`: the parts of a sharded run (any task's) into the result one run gives.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "tasks/result_file.h"
+
+namespace foxeval {
+namespace {
+
+CommandRegistrar merge_command([](CLI::App& root) {
+  auto out = std::make_shared<std::string>();
+  auto parts = std::make_shared<std::vector<std::string>>();
+  CLI::App* cmd = root.add_subcommand("merge", "Combine shard parts (loss, niah, longbench, lm-eval) into one result (exactly)");
+  cmd->add_option("--out", *out, "merged result JSON")->required();
+  cmd->add_option("parts", *parts, "shard part files")->required();
+  cmd->callback([out, parts] {
+    // Records or exact states alike: the task's registered builder or reducer (tasks/result_file.h).
+    const nlohmann::json r = merge_task_parts(*parts, *out);
+    std::printf("merged %zu parts of %s into %s\n", parts->size(), r["header"]["task"].get<std::string>().c_str(),
+                out->c_str());
+  });
+});
+
+}  // namespace
+}  // namespace foxeval
