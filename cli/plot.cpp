@@ -5,7 +5,7 @@
 
 #include "cli/command.h"
 #include "cli/validators.h"
-#include "tasks/plot.h"
+#include "tasks/loss/loss_plot.h"
 
 namespace foxeval {
 namespace {

@@ -1,5 +1,5 @@
 // `foxeval table RESULT... [--format markdown|latex|csv] [-o FILE] [--label L ...]`: the paper's
-// tables (LongBench, lm-eval, loss, NIAH) from any mix of result files, one row per model.
+// tables from any mix of result files (every task registered in tasks/result_kind.h), one row per model.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "cli/command.h"
 #include "data/json_file.h"
-#include "tasks/niah/niah_task.h"
+#include "tasks/result_kind.h"
 #include "tasks/results_table.h"
 
 namespace foxeval {
@@ -21,8 +21,9 @@ struct TableArgs {
 CommandRegistrar table_command([](CLI::App& root) {
   auto a = std::make_shared<TableArgs>();
   CLI::App* cmd = root.add_subcommand(
-      "table", "The paper's tables from result files (LongBench, lm-eval, loss, NIAH): best bold, second underlined");
-  cmd->add_option("files", a->files, "result JSON files of `foxeval loss|niah|longbench|lm-eval` (any mix)")->required();
+      "table", "The paper's tables from result files of any task: best bold, second underlined, among comparable rows");
+  cmd->add_option("files", a->files, "result JSON files of any mix of tasks (" + results::registered_tasks() + ")")
+      ->required();
   cmd->add_option("--format", a->format, "markdown, latex or csv")->capture_default_str();
   cmd->add_option("-o,--out", a->out, "write the tables to this file (atomically) instead of stdout");
   cmd->add_option("--label", a->labels, "row label of each file, in order (repeat the flag; default: from the model)")

@@ -3,22 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
 
 #include "data/errors.h"
-#include "data/json_file.h"
 
 namespace foxeval {
 
-std::vector<SmoothedPoint> smooth_log_bins(const std::vector<double>& loss, int bins) {
+std::vector<SmoothedPoint> smooth_log_bins(const std::vector<double>& values, int bins) {
   std::vector<SmoothedPoint> out;
-  const std::size_t n = loss.size();
+  const std::size_t n = values.size();
   if (n == 0) return out;
   if (bins < 1) bins = 1;
   // Bin k holds the positions p with (N+1)^(k/bins) <= p < (N+1)^((k+1)/bins): the edges are
@@ -34,7 +28,7 @@ std::vector<SmoothedPoint> smooth_log_bins(const std::vector<double>& loss, int 
     double sum = 0, log_sum = 0;
     std::size_t count = 0;
     for (; p < end; ++p) {
-      const double v = loss[p - 1];
+      const double v = values[p - 1];
       if (!std::isfinite(v)) continue;
       sum += v;
       log_sum += std::log(static_cast<double>(p));
@@ -100,7 +94,7 @@ struct Rect {
 
 }  // namespace
 
-std::string loss_plot_svg(const std::vector<PlotSeries>& series, const PlotOptions& opts) {
+std::string line_plot_svg(const std::vector<PlotSeries>& series, const PlotOptions& opts) {
   if (series.empty()) throw Error("plot: no series to draw");
   if ((opts.ymin && !std::isfinite(*opts.ymin)) || (opts.ymax && !std::isfinite(*opts.ymax)))
     throw Error("plot: --ymin and --ymax must be finite numbers");
@@ -112,13 +106,13 @@ std::string loss_plot_svg(const std::vector<PlotSeries>& series, const PlotOptio
   std::size_t max_len = 0;
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const PlotSeries& s : series) {
-    if (s.loss.empty()) throw Error(fmt::format("plot: series '{}' has no values", s.label));
-    curves.push_back(smooth_log_bins(s.loss, opts.bins));
+    if (s.values.empty()) throw Error(fmt::format("plot: series '{}' has no values", s.label));
+    curves.push_back(smooth_log_bins(s.values, opts.bins));
     if (curves.back().empty()) throw Error(fmt::format("plot: series '{}' has no finite values", s.label));
-    max_len = std::max(max_len, s.loss.size());
+    max_len = std::max(max_len, s.values.size());
     for (const SmoothedPoint& pt : curves.back()) {
-      lo = std::min(lo, pt.loss);
-      hi = std::max(hi, pt.loss);
+      lo = std::min(lo, pt.value);
+      hi = std::max(hi, pt.value);
     }
   }
 
@@ -201,7 +195,7 @@ std::string loss_plot_svg(const std::vector<PlotSeries>& series, const PlotOptio
   for (std::size_t i = 0; i < curves.size(); ++i) {
     std::string pts;
     for (const SmoothedPoint& pt : curves[i]) {
-      const double x = sx(pt.position), y = sy(pt.loss);
+      const double x = sx(pt.position), y = sy(pt.value);
       pixels[i].push_back({x, y});
       if (!pts.empty()) pts += ' ';
       pts += fmt::format("{:.2f},{:.2f}", x, y);
@@ -234,11 +228,11 @@ std::string loss_plot_svg(const std::vector<PlotSeries>& series, const PlotOptio
   }
 
   // Axis titles.
-  out(fmt::format(R"(<text x="{:.2f}" y="{:.2f}" font-size="16" text-anchor="middle" fill="#222">Token position</text>)",
-                  area.x + area.w / 2, H - 14));
+  out(fmt::format(R"(<text x="{:.2f}" y="{:.2f}" font-size="16" text-anchor="middle" fill="#222">{}</text>)",
+                  area.x + area.w / 2, H - 14, xml_escape(opts.x_title)));
   out(fmt::format(R"(<text x="{0:.2f}" y="{1:.2f}" font-size="16" text-anchor="middle" fill="#222" )"
-                  R"svg(transform="rotate(-90 {0:.2f} {1:.2f})">Loss</text>)svg",
-                  22.0, area.y + area.h / 2));
+                  R"svg(transform="rotate(-90 {0:.2f} {1:.2f})">{2}</text>)svg",
+                  22.0, area.y + area.h / 2, xml_escape(opts.y_title)));
 
   // Legend: in whichever corner covers the fewest curve points (top right first on ties).
   const double row_h = 22, swatch = 28, font = 14;
@@ -278,73 +272,84 @@ std::string loss_plot_svg(const std::vector<PlotSeries>& series, const PlotOptio
   return svg;
 }
 
-PlotSeries read_loss_series(const std::string& file, const std::string& label) {
-  const nlohmann::json r = read_json(file);  // errors name the file
-  if (!r.is_object() || !r.contains("val/loss_per_token"))
-    throw Error(fmt::format("{}: no \"val/loss_per_token\" (not a `foxeval loss` result?)", file));
-  const nlohmann::json& arr = r["val/loss_per_token"];
-  if (!arr.is_array()) throw Error(fmt::format("{}: \"val/loss_per_token\" is not an array", file));
-  if (arr.empty()) throw Error(fmt::format("{}: \"val/loss_per_token\" is empty", file));
-  PlotSeries s;
-  s.loss.reserve(arr.size());
-  bool any_finite = false;
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    const nlohmann::json& v = arr[i];
-    if (v.is_null()) {  // NaN is written as null
-      s.loss.push_back(std::numeric_limits<double>::quiet_NaN());
-    } else if (v.is_number()) {
-      s.loss.push_back(v.get<double>());
-      any_finite = any_finite || std::isfinite(s.loss.back());
-    } else {
-      throw Error(fmt::format("{}: \"val/loss_per_token\"[{}] is not a number", file, i));
+std::string plot_colour(std::size_t i) { return kPalette[i % kPaletteSize]; }
+
+// Grouped bars: a group per column (summary columns after a gap, behind a dashed rule), a bar per
+// row; a y axis with ticks, grid and its label; a value of 0 drawn as a thin mark (a missing one
+// as a dash), so the two cannot be confused.
+std::string bar_chart_svg(const results::Table& t, const BarChartOptions& o) {
+  const double W = 1160, H = 400, left = 70, right = 12, top = 46, bottom = 82;
+  const double plot_w = W - left - right, plot_h = H - top - bottom;
+  double vmax = 0;
+  for (const auto& row : t.values)
+    for (const auto& v : row)
+      if (v) vmax = std::max(vmax, *v);
+  const double step = nice_step(std::max(vmax, 1e-9), 5);
+  const double ymax = std::max(step, std::ceil(vmax / step - 1e-9) * step);
+  // Group slots: one per column, plus a gap of half a slot before the first summary column.
+  std::size_t summaries = 0;
+  for (const results::Column& c : t.columns) summaries += c.summary;
+  const bool apart = summaries > 0 && summaries < t.columns.size();
+  const double slots = static_cast<double>(t.columns.size()) + (apart ? 0.5 : 0.0);
+  const double gw = plot_w / std::max(1.0, slots);
+  const std::size_t models = std::max<std::size_t>(1, t.rows.size());
+  const double bw = gw * 0.8 / static_cast<double>(models);
+  auto group_x = [&](std::size_t c) {
+    bool after_gap = false;
+    for (std::size_t k = 0; k <= c; ++k) after_gap = after_gap || (apart && t.columns[k].summary);
+    return left + gw * (static_cast<double>(c) + (after_gap ? 0.5 : 0.0));
+  };
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
+      "font-family=\"{2}\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      W, H, kFont);
+  // Grid, y ticks and their labels.
+  for (double y = 0; y <= ymax + step * 1e-9; y += step) {
+    const double py = top + plot_h * (1 - y / ymax);
+    svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e3e3e3\"/>\n", left, py, W - right, py);
+    svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#333\"/>\n", left - 5, py, left, py);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", left - 8, py + 4,
+                       y_label(y, step));
+  }
+  svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#333\"/>\n", left, top, top + plot_h);
+  svg += fmt::format(
+      "<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"13\" text-anchor=\"middle\" transform=\"rotate(-90 {0:.1f} {1:.1f})\">{2}</text>\n",
+      18.0, top + plot_h / 2, xml_escape(o.y_label));
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    const double x0 = group_x(c);
+    if (apart && t.columns[c].summary && (c == 0 || !t.columns[c - 1].summary)) {
+      const double rx = x0 - gw * 0.25;
+      svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#888\" stroke-dasharray=\"4,3\"/>\n",
+                         rx, top, top + plot_h);
     }
-  }
-  if (!any_finite) throw Error(fmt::format("{}: \"val/loss_per_token\" has no finite value", file));
-
-  s.label = label;
-  if (s.label.empty() && r.contains("identity") && r["identity"].is_object() && r["identity"].contains("model") &&
-      r["identity"]["model"].is_string()) {
-    std::string model = r["identity"]["model"].get<std::string>();
-    while (model.size() > 1 && model.back() == '/') model.pop_back();
-    const std::size_t slash = model.find_last_of('/');
-    s.label = slash == std::string::npos ? model : model.substr(slash + 1);
-  }
-  if (s.label.empty()) {
-    std::string name = file;
-    const std::size_t slash = name.find_last_of('/');
-    if (slash != std::string::npos) name = name.substr(slash + 1);
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) name.resize(name.size() - 5);
-    s.label = name;
-  }
-  return s;
-}
-
-void plot_loss_files(const std::vector<std::string>& files, const std::vector<std::string>& labels,
-                     const std::string& out, const PlotOptions& opts) {
-  if (files.empty()) throw Error("plot loss: no result files given");
-  if (labels.size() > files.size())
-    throw Error(fmt::format("plot loss: {} --label values for {} result files", labels.size(), files.size()));
-  std::vector<PlotSeries> series;
-  for (std::size_t i = 0; i < files.size(); ++i)
-    series.push_back(read_loss_series(files[i], i < labels.size() ? labels[i] : ""));
-  const std::string svg = loss_plot_svg(series, opts);
-
-  const std::string tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error(fmt::format("{}: cannot write ({})", tmp, std::strerror(errno)));
-    f << svg;
-    f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw Error(fmt::format("{}: write failed", tmp));
+    const double gx = x0 + gw * 0.1;
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+      const double x = gx + bw * static_cast<double>(r);
+      const std::optional<double>& v = t.values[r][c];
+      if (!v) {
+        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" text-anchor=\"middle\" fill=\"#666\">\xE2\x80\x93</text>\n",
+                           x + bw / 2, top + plot_h - 4);
+        continue;
+      }
+      const double h = std::max(1.5, plot_h * std::clamp(*v / ymax, 0.0, 1.0));  // 0: a thin mark
+      svg += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"><title>{}, {}: {}</title></rect>\n", x,
+          top + plot_h - h, bw, h, plot_colour(r), xml_escape(t.rows[r]), xml_escape(t.columns[c].label),
+          results::format_value(t.columns[c], *v));
     }
+    const double cx = x0 + gw * 0.5, cy = top + plot_h + 10;
+    svg += fmt::format(
+        "<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"12\" text-anchor=\"end\"{3} transform=\"rotate(-35 {0:.1f} {1:.1f})\">{2}</text>\n",
+        cx, cy, xml_escape(t.columns[c].label), t.columns[c].summary ? " font-weight=\"bold\"" : "");
   }
-  if (std::rename(tmp.c_str(), out.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw Error(fmt::format("{}: cannot rename to {} ({})", tmp, out, std::strerror(err)));
+  svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#333\"/>\n", left, top + plot_h, W - right);
+  double lx = left;
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    svg += fmt::format("<rect x=\"{:.1f}\" y=\"14\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", lx, plot_colour(r));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"24\" font-size=\"13\">{}</text>\n", lx + 17, xml_escape(t.rows[r]));
+    lx += 17 + 8.0 * static_cast<double>(t.rows[r].size()) + 24;  // swatch, text (about 8 px a character), gap
   }
+  return svg + "</svg>\n";
 }
 
 }  // namespace foxeval

@@ -1,7 +1,5 @@
 #include "tasks/report.h"
 
-#include "data/json_file.h"
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -11,18 +9,14 @@
 #include <set>
 
 #include "data/errors.h"
-#include "tasks/niah/heatmap.h"
-#include "tasks/niah/niah_task.h"
+#include "data/json_file.h"
 #include "tasks/plot.h"
+#include "tasks/result_kind.h"
 
 using nlohmann::json;
 
 namespace foxeval::report {
 namespace {
-
-// matplotlib's tab10, as tasks/plot.cpp colours its curves.
-const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
 // Every box keeps to the page's width: tables shrink their font and wrap headers, figures scale
 // down (their SVGs carry a viewBox), long settings wrap anywhere.
@@ -53,13 +47,11 @@ table.kv th{text-align:left;color:#555;font-weight:500;padding:2px 14px 2px 0;ve
 table.kv td{padding:2px 0;overflow-wrap:anywhere}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;background:#f6f6f8;padding:8px;border-radius:4px;margin:6px 0}
 .note{color:#8a4b00}
+sup.mark{color:#8a4b00;font-weight:600;margin-left:1px}
+.table-notes{margin:4px 0 0;padding:0;list-style:none;color:#8a4b00;font-size:12.5px}
+.grid figure.figure-box.natural{flex:0 1 auto}
+.header-box h3 .model{display:block;font-weight:400;color:#555;font-size:13px;overflow-wrap:anywhere}
 )";
-
-std::string slug(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
-  return out;
-}
 
 // An SVG sized by width/height attributes only cannot scale; give it the viewBox that lets CSS
 // shrink it to its box.
@@ -79,6 +71,8 @@ std::string scalable_svg(std::string svg) {
   return svg;
 }
 
+std::string mark(int note) { return note > 0 ? fmt::format("<sup class=\"mark\">{}</sup>", note) : std::string(); }
+
 std::string html_table(const results::Table& t) {
   std::string out = fmt::format("<div class=\"table-box\" id=\"table-{}\">\n<h3>{}</h3>\n<table class=\"results\">\n<thead><tr><th>Model</th>",
                                 slug(t.id), xml_escape(t.title));
@@ -89,75 +83,39 @@ std::string html_table(const results::Table& t) {
   }
   out += "</tr></thead>\n<tbody>\n";
   for (size_t r = 0; r < t.rows.size(); ++r) {
-    out += "<tr><td>" + xml_escape(t.rows[r]) + "</td>";
+    out += "<tr><td>" + xml_escape(t.rows[r]) + mark(results::note_shown(t, r, -1)) + "</td>";
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const std::optional<double>& v = t.values[r][c];
       if (!v) {
         out += "<td class=\"missing\" title=\"not in the results\">\xE2\x80\x93</td>";
         continue;
       }
-      const std::string s = results::format_value(t.columns[c], *v);
-      out += t.rank[r][c] == 1 ? "<td><strong>" + s + "</strong></td>"
-             : t.rank[r][c] == 2 ? "<td><u>" + s + "</u></td>"
-                                 : "<td>" + s + "</td>";
+      const std::string s = results::readable_value(t.columns[c], *v);
+      const std::string m = mark(results::note_shown(t, r, static_cast<int>(c)));
+      out += t.rank[r][c] == 1 ? "<td><strong>" + s + "</strong>" + m + "</td>"
+             : t.rank[r][c] == 2 ? "<td><u>" + s + "</u>" + m + "</td>"
+                                 : "<td>" + s + m + "</td>";
     }
     out += "</tr>\n";
   }
-  return out + "</tbody>\n</table>\n</div>\n";
+  out += "</tbody>\n</table>\n";
+  if (!t.notes.empty()) {
+    out += "<ul class=\"table-notes\">\n";
+    for (size_t i = 0; i < t.notes.size(); ++i)
+      out += fmt::format("<li><sup>{}</sup> Not the paper's settings: {}; ranked only against rows made with the same "
+                         "settings.</li>\n",
+                         i + 1, xml_escape(t.notes[i]));
+    out += "</ul>\n";
+  }
+  return out + "</div>\n";
 }
 
-std::string figure(const std::string& id, const std::string& svg, const std::string& caption) {
-  return fmt::format("<figure class=\"figure-box\" id=\"{}\">\n{}<figcaption>{}</figcaption>\n</figure>\n", id,
-                     scalable_svg(svg), caption);
-}
-
-std::string loss_section(const std::vector<results::ResultFile>& rs) {
-  std::vector<PlotSeries> series;
-  std::string notes;
-  for (const results::ResultFile& r : rs) {
-    if (r.kind != "loss") continue;
-    const json& v = r.json.contains("val/loss_per_token") ? r.json["val/loss_per_token"] : json();
-    if (!v.is_array() || v.empty()) {
-      notes += "<p class=\"note\">" + xml_escape(r.path) + ": no val/loss_per_token, not drawn.</p>\n";
-      continue;
-    }
-    PlotSeries s{r.label, {}};
-    for (const json& x : v) s.loss.push_back(x.is_number() ? x.get<double>() : std::nan(""));
-    series.push_back(std::move(s));
-  }
-  if (series.empty() && notes.empty()) return "";
-  std::string out = "<section id=\"loss\">\n<h2>Loss per position</h2>\n" + notes;
-  if (!series.empty()) {
-    PlotOptions opts;
-    opts.width = 900;
-    opts.height = 520;
-    out += figure("figure-loss", loss_plot_svg(series, opts),
-                  "Per-token held-out loss against token position (log scale), averaged in log-spaced bins.");
-  }
-  return out + "</section>\n";
-}
-
-std::string niah_section(const std::vector<results::ResultFile>& rs, int64_t train_length) {
-  std::string figures;
-  int n = 0;
-  for (const results::ResultFile& r : rs) {
-    if (r.kind != "niah") continue;
-    const niah::HeatmapPanel panel = niah::read_heatmap_panel(r.path, r.label, /*judge=*/false);
-    figures += figure(fmt::format("figure-niah-{}", n++), niah::heatmap_svg({panel}, train_length),
-                      xml_escape(panel.title) + ": score (1-10) of each context length and needle depth.");
-  }
-  if (figures.empty()) return "";
-  return "<section id=\"niah\">\n<h2>Needle in a haystack</h2>\n<div class=\"grid\">\n" + figures + "</div>\n</section>\n";
-}
-
-std::string longbench_section(const std::vector<results::Table>& tables) {
-  std::string out;
-  for (const results::Table& t : tables) {
-    if (t.id.rfind("longbench", 0) != 0) continue;
-    out += figure("figure-" + slug(t.id), longbench_bars_svg(t), xml_escape(t.title) + ": score per task and model.");
-  }
-  if (out.empty()) return "";
-  return "<section id=\"longbench\">\n<h2>LongBench per task</h2>\n" + out + "</section>\n";
+bool has_large_values(const std::vector<results::Table>& tables) {
+  for (const results::Table& t : tables)
+    for (const auto& row : t.values)
+      for (const auto& v : row)
+        if (v && std::fabs(*v) >= 1e4) return true;
+  return false;
 }
 
 std::string kv_row(const std::string& key, const std::string& value) {
@@ -170,21 +128,23 @@ std::string header_section(const std::vector<results::ResultFile>& rs) {
   std::string out = "<section id=\"headers\">\n<h2>Results</h2>\n<div class=\"headers\">\n";
   for (size_t i = 0; i < rs.size(); ++i) {
     const results::ResultFile& r = rs[i];
-    out += fmt::format("<div class=\"header-box\" id=\"result-{}\">\n<h3>{} &middot; {}</h3>\n<table class=\"kv\">\n", i,
-                       xml_escape(r.label), xml_escape(r.kind));
+    const std::string model = r.model.empty() ? "model not recorded in the file" : r.model;
+    out += fmt::format("<div class=\"header-box\" id=\"result-{}\">\n<h3>{} &middot; {}<span class=\"model\">{}</span></h3>\n"
+                       "<table class=\"kv\">\n",
+                       i, xml_escape(r.label), xml_escape(r.kind), xml_escape(model));
     out += kv_row("file", r.path);
-    const json* settings = nullptr;
+    const std::string note = results::deviation_note(r);
+    if (!note.empty()) out += "<tr><th>not the paper's</th><td class=\"note\">" + xml_escape(note) + "</td></tr>\n";
+    const json* settings = results::settings_of(r.json);
     if (r.json.contains("header") && r.json["header"].is_object()) {
       const json& h = r.json["header"];
       for (const char* k : {"task", "foxeval_version", "date", "elapsed_s"})
         if (h.contains(k)) out += kv_row(k, scalar_text(h[k]));
       if (h.contains("machine") && h["machine"].is_object())
         for (auto it = h["machine"].begin(); it != h["machine"].end(); ++it) out += kv_row("machine." + it.key(), scalar_text(it.value()));
-      if (h.contains("settings")) settings = &h["settings"];
     }
-    if (!settings && r.json.contains("identity")) settings = &r.json["identity"];
-    if (settings && settings->is_object())
-      for (const char* k : {"model", "model_type", "num_parameters", "dtype", "device_type"})
+    if (settings)
+      for (const char* k : {"model_type", "num_parameters", "dtype", "device_type"})
         if (settings->contains(k)) out += kv_row(k, scalar_text((*settings)[k]));
     out += "</table>\n";
     if (!r.json.contains("header"))
@@ -196,84 +156,72 @@ std::string header_section(const std::vector<results::ResultFile>& rs) {
   return out + "</div>\n</section>\n";
 }
 
+// Every kind's sections, in their order.
+std::vector<results::ReportSection> kind_sections(const std::vector<results::ResultFile>& rs,
+                                                  const std::vector<results::Table>& tables, const ReportOptions& options) {
+  std::vector<results::ReportSection> out;
+  for (const results::ResultKind* k : results::kinds()) {
+    if (!k->report) continue;
+    results::ReportInput in;
+    in.options = &options;
+    for (const results::ResultFile& r : rs)
+      if (r.kind == k->task) in.results.push_back(&r);
+    for (const results::Table& t : tables)
+      if (t.kind == k->task) in.tables.push_back(&t);
+    if (in.results.empty()) continue;
+    for (results::ReportSection& s : k->report(in)) out.push_back(std::move(s));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  return out;
+}
+
 }  // namespace
 
-std::string longbench_bars_svg(const results::Table& t) {
-  const double W = 1160, H = 380, left = 48, right = 12, top = 46, bottom = 78;
-  const double plot_w = W - left - right, plot_h = H - top - bottom;
-  double vmax = 0;
-  for (const auto& row : t.values)
-    for (const auto& v : row)
-      if (v) vmax = std::max(vmax, *v);
-  const double ymax = std::max(10.0, std::ceil(vmax / 10.0) * 10.0);
-  const size_t groups = t.columns.size(), models = std::max<size_t>(1, t.rows.size());
-  const double gw = plot_w / static_cast<double>(groups), bw = gw * 0.8 / static_cast<double>(models);
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
-      "font-family=\"sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
-      W, H);
-  for (double y = 0; y <= ymax + 1e-9; y += 10) {
-    const double py = top + plot_h * (1 - y / ymax);
-    svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e3e3e3\"/>\n", left, py, W - right, py);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{:.0f}</text>\n", left - 6, py + 4, y);
-  }
-  for (size_t c = 0; c < groups; ++c) {
-    const double gx = left + gw * static_cast<double>(c) + gw * 0.1;
-    for (size_t r = 0; r < t.rows.size(); ++r) {
-      const double x = gx + bw * static_cast<double>(r);
-      const std::optional<double>& v = t.values[r][c];
-      if (!v) {
-        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"middle\" fill=\"#999\">\xE2\x80\x93</text>\n",
-                           x + bw / 2, top + plot_h - 3);
-        continue;
-      }
-      const double h = plot_h * std::clamp(*v / ymax, 0.0, 1.0);
-      svg += fmt::format(
-          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"><title>{}, {}: {}</title></rect>\n", x,
-          top + plot_h - h, bw, h, kPalette[r % 10], xml_escape(t.rows[r]), xml_escape(t.columns[c].label),
-          results::format_value(t.columns[c], *v));
-    }
-    const double cx = left + gw * (static_cast<double>(c) + 0.5), cy = top + plot_h + 10;
-    svg += fmt::format(
-        "<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"12\" text-anchor=\"end\" transform=\"rotate(-35 {0:.1f} {1:.1f})\">{2}</text>\n",
-        cx, cy, xml_escape(t.columns[c].label));
-  }
-  svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#333\"/>\n", left, top + plot_h, W - right);
-  double lx = left;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    svg += fmt::format("<rect x=\"{:.1f}\" y=\"14\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", lx, kPalette[r % 10]);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"24\" font-size=\"13\">{}</text>\n", lx + 17, xml_escape(t.rows[r]));
-    lx += 30 + 7.5 * static_cast<double>(t.rows[r].size());
-  }
-  return svg + "</svg>\n";
+std::string slug(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
+  return out;
+}
+
+std::string figure_html(const std::string& id, const std::string& svg, const std::string& caption, const std::string& extra_class) {
+  return fmt::format("<figure class=\"figure-box{}\" id=\"{}\">\n{}<figcaption>{}</figcaption>\n</figure>\n",
+                     extra_class.empty() ? "" : " " + extra_class, id, scalable_svg(svg), caption);
 }
 
 std::string render_report(const std::vector<results::ResultFile>& rs, const ReportOptions& options) {
   if (rs.empty()) throw Error("report: no result files given");
   const std::vector<results::Table> tables = results::build_tables(rs);
-  const std::string loss = loss_section(rs), niah = niah_section(rs, options.niah_train_length),
-                    longbench = longbench_section(tables);
+  const std::vector<results::ReportSection> sections = kind_sections(rs, tables, options);
   std::string nav = "<a href=\"#tables\">Tables</a>";
-  if (!loss.empty()) nav += "<a href=\"#loss\">Loss per position</a>";
-  if (!niah.empty()) nav += "<a href=\"#niah\">Needle in a haystack</a>";
-  if (!longbench.empty()) nav += "<a href=\"#longbench\">LongBench per task</a>";
+  for (const results::ReportSection& s : sections) nav += "<a href=\"#" + s.id + "\">" + xml_escape(s.title) + "</a>";
   nav += "<a href=\"#headers\">Results</a>";
 
   std::set<std::string> models;
   for (const results::ResultFile& r : rs) models.insert(r.label);
-  const size_t n_models = models.size();
+  bool any_note = false;
+  for (const results::Table& t : tables) any_note = any_note || !t.notes.empty();
 
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>" + xml_escape(options.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
   out += "<header>\n<h1>" + xml_escape(options.title) + "</h1>\n";
   out += fmt::format("<p class=\"meta\">{} result files, {} models. Bold: best in its column; underlined: second best "
-                     "(lower is better for perplexity and loss); &ndash;: not in the results.</p>\n",
-                     rs.size(), n_models);
+                     "(lower is better where the column says &darr; or the title says so); &ndash;: not in the results.",
+                     rs.size(), models.size());
+  if (any_note)
+    out += " <sup class=\"mark\">1</sup>: made with other settings than the paper's (the note below the table names "
+           "them); such rows are ranked only against rows made with the same settings.";
+  if (has_large_values(tables))
+    out += " Values of 10,000 and above are written with thousands separators (12,345.67), from 10<sup>15</sup> in "
+           "scientific notation (1.2e+15).";
+  out += "</p>\n";
   out += "<nav>" + nav + "</nav>\n</header>\n";
   out += "<section id=\"tables\">\n<h2>Tables</h2>\n";
   for (const results::Table& t : tables) out += html_table(t);
-  out += "</section>\n" + loss + niah + longbench + header_section(rs);
+  out += "</section>\n";
+  for (const results::ReportSection& s : sections)
+    out += "<section id=\"" + s.id + "\">\n<h2>" + xml_escape(s.title) + "</h2>\n" + s.html + "</section>\n";
+  out += header_section(rs);
   return out + "</body>\n</html>\n";
 }
 

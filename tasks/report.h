@@ -1,7 +1,7 @@
 // `foxeval report`: one self-contained HTML page over result files of any task: the tables of
-// `foxeval table`, the loss-per-position curves (tasks/plot), the NIAH heatmaps
-// (tasks/niah/heatmap), LongBench per task as grouped bars, and every result's header. No network:
-// CSS and SVG are inline, there is no script, no font or image to fetch.
+// `foxeval table`, each task's figures (its report sections, registered with its ResultKind,
+// tasks/result_kind.h), and every result's header. No network: CSS and SVG are inline, there is
+// no script, no font or image to fetch.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,18 +13,24 @@ namespace foxeval::report {
 
 struct ReportOptions {
   std::string title = "foxeval report";
-  int64_t niah_train_length = 0;  // a dashed line in the NIAH heatmaps past this length (0: none)
+  int64_t train_length = 0;  // the training context length, marked in figures over lengths (0: none)
 };
 
-// The page. Sections appear for the kinds present; each table sits in a `div.table-box`, each
-// figure in a `figure.figure-box` (the ids name them: table-lm-eval, figure-loss, ...).
+// The page. Each table sits in a `div.table-box` (id table-<table id>), each figure in a
+// `figure.figure-box`; the kinds' sections follow the tables, the results' cards come last.
 std::string render_report(const std::vector<results::ResultFile>& results, const ReportOptions& options);
-
-// The LongBench scores of a table as grouped bars (one group per task and Avg, one bar per model).
-std::string longbench_bars_svg(const results::Table& table);
 
 // Reads the files (labels: one per file, or none), renders, writes `out` atomically.
 void write_report(const std::vector<std::string>& files, const std::vector<std::string>& labels,
                   const std::string& out, const ReportOptions& options);
+
+// Pieces for the kinds' sections.
+// <figure class="figure-box" id=ID>SVG<figcaption>CAPTION</figcaption></figure>; the SVG gets a
+// viewBox so that it scales down to its box. `extra_class` "natural": the box keeps the figure's
+// own size (it shrinks only when the page is narrower) instead of stretching over the row.
+std::string figure_html(const std::string& id, const std::string& svg, const std::string& caption_html,
+                        const std::string& extra_class = "");
+// An id made of a name: lower-case letters and digits, others '-'.
+std::string slug(const std::string& s);
 
 }  // namespace foxeval::report

@@ -26,11 +26,21 @@ expect_ok "table markdown, every kind" "$FOXEVAL" table $R/*.json
 for title in "### LongBench" "### lm-evaluation-harness" "### Held-out loss" "### Needle in a haystack"; do
   check "markdown has '$title'" grep -qF "$title" "$tmp/out"
 done
-check "markdown: one row per model" test "$(grep -c '^| FoX (Pro) |' "$tmp/out")" -eq 4
+check "markdown: one row per model" test "$(grep -c '^| FoX (Pro)\(<sup>[0-9]*</sup>\)\? |' "$tmp/out")" -eq 4
 check "markdown: Mamba-2's missing NIAH easy is a dash" grep -qF "| Mamba-2 | 3.31 | – |" "$tmp/out"
 expect_ok "table csv" "$FOXEVAL" table --format csv $R/loss_fox_pro.json $R/loss_mamba2.json --label A --label B
-check "csv header and rows" grep -qx "model,loss_len_512,loss_len_1024,loss_len_2048" "$tmp/out"
+# The loss fixtures were made with --seq-len 2048: the CSV says so in its last column.
+check "csv header and rows" grep -qx "model,loss_len_512,loss_len_1024,loss_len_2048,settings" "$tmp/out"
+check "csv names the other setting" grep -q '^A,.*,--seq-len 2048 (paper: 65536)$' "$tmp/out"
 check "csv row named by --label" grep -q "^B,2.87" "$tmp/out"
+# A --limit run: marked, with a footnote, and not ranked against the full runs (which stay unmarked).
+sed 's/"limit": -1,/"limit": 3,/' $R/lm_eval_mamba2.json >"$tmp/limited.json"
+expect_ok "table with a --limit result" "$FOXEVAL" table $R/lm_eval_fox_pro.json "$tmp/limited.json" $R/lm_eval_transformer_pro.json
+check "the --limit row is marked" grep -q '^| Mamba-2<sup>1</sup> | 23.76 | 15.38 | 41.72 | 71.22 |' "$tmp/out"
+check "its footnote names the setting" grep -qxF -e "- <sup>1</sup> Not the paper's settings: --limit 3 (paper: all documents)" "$tmp/out"
+check "the full runs are ranked among themselves" grep -q '^| FoX (Pro) | \*\*23.04\*\* | .* | \*\*70.67\*\* |' "$tmp/out"
+expect_ok "table of full runs" "$FOXEVAL" table $R/lm_eval_fox_pro.json $R/lm_eval_mamba2.json $R/lm_eval_transformer_pro.json
+check "full runs carry no marker" bash -c "! grep -q 'sup>' '$tmp/out'"
 expect_error "bad --format" "--format 'html'" "$FOXEVAL" table --format html $R/loss_fox_pro.json
 expect_error "--label count" "--label: 1 labels for 2 files" "$FOXEVAL" table $R/loss_fox_pro.json $R/loss_mamba2.json --label A
 echo '{"kind": "foxeval-part", "task": "niah"}' >"$tmp/part.json"
@@ -63,6 +73,15 @@ cat >"$tmp/measure.html" <<'EOF'
   document.querySelectorAll('.table-box, figure.figure-box, .header-box, section, pre').forEach(function (e) {
     if (e.scrollWidth > e.clientWidth + 1) over.push((e.id || e.className || e.tagName) + ':' + e.scrollWidth + '>' + e.clientWidth);
   });
+  // NIAH heatmaps: drawn at their own size (not stretched or squeezed), in the page's font.
+  var scaled = [], fonts = [];
+  var bodyFont = getComputedStyle(document.body).fontFamily;
+  document.querySelectorAll('figure[id^="figure-niah"] svg').forEach(function (e) {
+    var w = e.getBoundingClientRect().width, own = e.width.baseVal.value;
+    if (Math.abs(w - own) > 1) scaled.push(e.closest('[id]').id + ':' + Math.round(w) + '!=' + own);
+    var t = e.querySelector('text');
+    if (t && getComputedStyle(t).fontFamily !== bodyFont) fonts.push(e.closest('[id]').id);
+  });
   document.querySelectorAll('table.results, figure.figure-box svg').forEach(function (e) {
     var r = e.getBoundingClientRect();
     if (r.width < 100 || r.height < 60) empty.push(e.closest('[id]').id);
@@ -73,6 +92,8 @@ cat >"$tmp/measure.html" <<'EOF'
     ';tables=' + document.querySelectorAll('table.results').length +
     ';figures=' + document.querySelectorAll('figure.figure-box svg').length +
     ';headers=' + document.querySelectorAll('.header-box').length +
+    ';cardmodels=' + document.querySelectorAll('.header-box h3 .model').length +
+    ';scaled=' + scaled.join(',') + ';fonts=' + fonts.join(',') +
     ';overflow=' + over.join(',') + ';empty=' + empty.join(',') +
     ';page=' + document.documentElement.scrollWidth + ';viewport=' + window.innerWidth +
     ';height=' + document.documentElement.scrollHeight + ';end';
@@ -97,6 +118,9 @@ else
   check "7 figures" test "$(field figures)" -eq 7
   check "a header box per result" test "$(field headers)" -eq "$n_json"
   check "no box overflows at 1280 px ($(field overflow))" test -z "$(field overflow)"
+  check "every result card names its model" test "$(field cardmodels)" -eq "$n_json"
+  check "NIAH heatmaps drawn at their own size ($(field scaled))" test -z "$(field scaled)"
+  check "NIAH heatmaps in the page's font ($(field fonts))" test -z "$(field fonts)"
   check "every table and figure has a size ($(field empty))" test -z "$(field empty)"
   check "no horizontal page scroll ($(field page) <= $(field viewport))" test "$(field page)" -le "$(field viewport)"
   check "missing cells render as a dash" grep -q 'class="missing"[^>]*>–<' "$tmp/dom.html"

@@ -1,4 +1,4 @@
-// `foxeval plot loss`: the SVG's structure (one polyline per series, legend, log-x tick labels),
+// `foxeval plot loss` and the bar chart: the SVG's structure (one polyline per series, legend, log-x tick labels),
 // log-bin smoothing, labels from results, and errors that name the file. Two fake results
 // (a power-law curve and one that flattens) are generated here; set FOXEVAL_PLOT_SAMPLE=FIG.svg
 // to keep the sample figure for a look.
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "data/errors.h"
+#include "tasks/loss/loss_plot.h"
 #include "tasks/plot.h"
 #include "tests/temp_files.h"
 
@@ -93,7 +94,7 @@ TEST_CASE("plot: log-bin smoothing") {
     const auto pts = smooth_log_bins(flat, 200);
     REQUIRE(pts.size() > 150);
     CHECK(pts.size() <= 200);
-    for (const auto& p : pts) CHECK(p.loss == doctest::Approx(3.25).epsilon(1e-12));
+    for (const auto& p : pts) CHECK(p.value == doctest::Approx(3.25).epsilon(1e-12));
     CHECK(pts.front().position == doctest::Approx(1.0));
     CHECK(pts.back().position < 65536.0);
     for (std::size_t i = 1; i < pts.size(); ++i) CHECK(pts[i].position > pts[i - 1].position);
@@ -104,17 +105,17 @@ TEST_CASE("plot: log-bin smoothing") {
     std::vector<double> pos(1000);
     for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<double>(i + 1);
     const auto pts = smooth_log_bins(pos, 50);
-    CHECK(pts.front().loss == 1.0);
+    CHECK(pts.front().value == 1.0);
     // Early bins hold single positions, late bins many.
-    CHECK(pts[1].loss == 2.0);
-    CHECK(pts.back().loss > 900.0);
+    CHECK(pts[1].value == 2.0);
+    CHECK(pts.back().value > 900.0);
     std::vector<double> ones(1000, 1.0);
     CHECK(smooth_log_bins(ones, 50).size() == pts.size());
   }
   SUBCASE("non-finite values are left out") {
     std::vector<double> v(100, 2.0);
     v[50] = std::nan("");
-    for (const auto& p : smooth_log_bins(v, 20)) CHECK(p.loss == 2.0);
+    for (const auto& p : smooth_log_bins(v, 20)) CHECK(p.value == 2.0);
   }
   SUBCASE("short series") {
     CHECK(smooth_log_bins({}, 200).empty());
@@ -225,4 +226,33 @@ TEST_CASE("plot: result files, labels, atomic output and errors") {
     CHECK(!error_of([&] { plot_loss_files({}, {}, out, PlotOptions{}); }).empty());
     CHECK(!error_of([&] { plot_loss_files({fox}, {}, dir.file("no/such/dir/fig.svg"), PlotOptions{}); }).empty());
   }
+}
+
+TEST_CASE("plot: bar chart with a y axis, zero bars visible, the average set apart") {
+  results::Table t;
+  t.id = "scores";
+  t.title = "Scores";
+  t.columns = {{"a", "A", "A", "", "", false, 2}, {"b", "B", "B", "", "", false, 2}, {"avg", "Avg", "Avg", "", "", false, 2, true}};
+  t.rows = {"m1", "m2"};
+  t.values = {{42.5, 0.0, 21.25}, {30.0, std::nullopt, std::nullopt}};
+  BarChartOptions o;
+  o.y_label = "Score (0-100)";
+  const std::string svg = bar_chart_svg(t, o);
+  CHECK(svg.find(">Score (0-100)</text>") != std::string::npos);
+  for (const char* tick : {">0<", ">10<", ">20<", ">30<", ">40<", ">50<"}) CHECK_MESSAGE(svg.find(tick) != std::string::npos, tick);
+  CHECK(svg.find(">60<") == std::string::npos);  // the axis ends at the first tick above the data
+  CHECK(count(svg, "<title>") == 4);  // four values, the two missing ones drawn as dashes
+  CHECK(count(svg, ">\xE2\x80\x93</text>") == 2);
+  // The zero is a thin bar, not nothing.
+  const std::size_t zero = svg.find("<title>m1, B: 0.00</title>");
+  REQUIRE(zero != std::string::npos);
+  const std::size_t rect = svg.rfind("<rect", zero);
+  const std::string tag = svg.substr(rect, zero - rect);
+  CHECK(tag.find("height=\"1.5\"") != std::string::npos);
+  // Avg: after a dashed rule, its label in bold.
+  CHECK(count(svg, "stroke-dasharray") == 1);
+  CHECK(svg.find("font-weight=\"bold\" transform=\"rotate(-35") != std::string::npos);
+  const std::size_t rule = svg.find("stroke-dasharray");
+  CHECK(rule > svg.find("<title>m1, B"));
+  CHECK(rule < svg.find("<title>m1, Avg"));
 }

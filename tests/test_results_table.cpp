@@ -14,7 +14,12 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "tasks/lm_eval/lm_eval_table.h"
+#include "tasks/longbench/longbench_table.h"
+#include "tasks/loss/loss_table.h"
+#include "tasks/niah/niah_table.h"
 #include "tasks/report.h"
+#include "tasks/result_kind.h"
 #include "tasks/results_table.h"
 #include "tests/temp_files.h"
 
@@ -23,6 +28,13 @@ using namespace foxeval::results;
 using nlohmann::json;
 
 namespace {
+
+// The kinds the binary registers from its cli/ files.
+[[maybe_unused]] const bool kinds_registered = [] {
+  for (auto make : {longbench::table_kind, lm_eval::table_kind, loss::table_kind, niah::table_kind})
+    register_kind(make());
+  return true;
+}();
 
 std::string fixture(const std::string& name) { return std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/results/" + name; }
 
@@ -110,8 +122,11 @@ TEST_CASE("results table: Markdown marks the best bold and the second underlined
   CHECK(tf[13] == "54.68");
 
   // Loss: lower is better.
-  const std::vector<std::string> loss_m = cells(row_of(md, "### Held-out loss", "Mamba-2"));
-  const std::vector<std::string> loss_t = cells(row_of(md, "### Held-out loss", "Transformer (Pro)"));
+  // The loss fixtures were made with --seq-len 2048 (the paper: 65536): marked on the label, and
+  // ranked among themselves (one setting).
+  const std::vector<std::string> loss_m = cells(row_of(md, "### Held-out loss", "Mamba-2<sup>1</sup>"));
+  const std::vector<std::string> loss_t = cells(row_of(md, "### Held-out loss", "Transformer (Pro)<sup>1</sup>"));
+  CHECK(md.find("- <sup>1</sup> Not the paper's settings: --seq-len 2048 (paper: 65536)\n") != std::string::npos);
   CHECK(md.find("| Model | 512 | 1024 | 2048 |") != std::string::npos);
   CHECK(loss_m[1] == "**2.878**");
   CHECK(loss_t[1] == "3.099");
@@ -193,8 +208,8 @@ TEST_CASE("results table: row labels from the model, --label, and conflicts") {
 
   // --label names rows; one per file.
   const std::string md = table_from_files({fixture("loss_fox_pro.json"), fixture("loss_mamba2.json")}, {"A", "B"}, Format::Markdown);
-  CHECK(md.find("\n| A | ") != std::string::npos);
-  CHECK(md.find("\n| B | ") != std::string::npos);
+  CHECK(md.find("\n| A<sup>1</sup> | ") != std::string::npos);
+  CHECK(md.find("\n| B<sup>1</sup> | ") != std::string::npos);
   CHECK(error_of([] { table_from_files({fixture("loss_fox_pro.json")}, {"A", "B"}, Format::Markdown); }).find("--label") !=
         std::string::npos);
 
@@ -322,4 +337,124 @@ TEST_CASE("results table: every LongBench task present gets a column in LongBenc
   CHECK(et[1].columns[9].key == "passage_count");
   CHECK(*et[1].values[0].back() == 20.0);  // the mean of the 11, passage_count left out
   CHECK(et[1].title.find("Avg: the paper's 11 LongBench-E tasks") != std::string::npos);
+}
+
+TEST_CASE("results table: a --limit result is marked and not ranked against full runs; full runs are unmarked") {
+  test::TempDir dir("results_table");
+  // The three full runs: no marker anywhere, in any format.
+  for (Format f : {Format::Markdown, Format::Latex, Format::Csv}) {
+    const std::string full = table_from_files(fixtures("lm_eval"), {}, f);
+    CHECK(full.find("sup>") == std::string::npos);
+    CHECK(full.find("$^{") == std::string::npos);
+    CHECK(full.find("settings") == std::string::npos);
+  }
+  json limited = read_json(fixture("lm_eval_mamba2.json"));
+  limited["header"]["settings"]["limit"] = 3;
+  write(dir.path / "limited.json", limited);
+  const std::vector<std::string> files = {fixture("lm_eval_fox_pro.json"), (dir.path / "limited.json").string(),
+                                          fixture("lm_eval_transformer_pro.json")};
+  const std::string md = table_from_files(files, {}, Format::Markdown);
+  const std::vector<std::string> m = cells(row_of(md, "### lm-eval", "Mamba-2<sup>1</sup>"));
+  const std::vector<std::string> fox = cells(row_of(md, "### lm-eval", "FoX (Pro)"));
+  const std::vector<std::string> tf = cells(row_of(md, "### lm-eval", "Transformer (Pro)"));
+  CHECK(md.find("- <sup>1</sup> Not the paper's settings: --limit 3 (paper: all documents)\n") != std::string::npos);
+  // Mamba-2's PIQA (71.22) was the best; made on 3 documents it is ranked against nothing.
+  CHECK(m[4] == "71.22");
+  CHECK(fox[4] == "**70.67**");
+  CHECK(tf[4] == "<u>70.35</u>");
+  CHECK(m[13] == "55.19");  // its Avg neither
+  CHECK(fox[13] == "**55.40**");
+  CHECK(tf[13] == "<u>54.68</u>");
+
+  const std::string tex = table_from_files(files, {}, Format::Latex);
+  CHECK(tex.find("\nMamba-2$^{1}$ & 23.76 & ") != std::string::npos);
+  CHECK(tex.find("\\par\\footnotesize $^{1}$ Not the paper's settings: --limit 3 (paper: all documents)\n\\end{center}") !=
+        std::string::npos);
+  const std::string csv = table_from_files(files, {}, Format::Csv);
+  CHECK(csv.find(",avg,settings\n") != std::string::npos);
+  CHECK(csv.find(",--limit 3 (paper: all documents)\n") != std::string::npos);
+  CHECK(csv.find("\nFoX (Pro),") != std::string::npos);
+
+  SUBCASE("rows made with one and the same other setting are ranked among themselves") {
+    json fox_limited = read_json(fixture("lm_eval_fox_pro.json"));
+    fox_limited["header"]["settings"]["limit"] = 3;
+    write(dir.path / "fox_limited.json", fox_limited);
+    const std::string both =
+        table_from_files({(dir.path / "fox_limited.json").string(), (dir.path / "limited.json").string()}, {}, Format::Markdown);
+    CHECK(cells(row_of(both, "### lm-eval", "Mamba-2<sup>1</sup>"))[4] == "**71.22**");
+    CHECK(cells(row_of(both, "### lm-eval", "FoX (Pro)<sup>1</sup>"))[4] == "<u>70.67</u>");
+  }
+  SUBCASE("a full run in float32 (a CPU run: the exact numerics) is not marked") {
+    json fox_fp32 = read_json(fixture("lm_eval_fox_pro.json"));
+    fox_fp32["header"]["settings"]["dtype"] = "float32";
+    write(dir.path / "fox_fp32.json", fox_fp32);
+    const std::string t = table_from_files({(dir.path / "fox_fp32.json").string()}, {}, Format::Markdown);
+    CHECK(t.find("<sup>") == std::string::npos);
+    CHECK(t.find("Not the paper's settings") == std::string::npos);
+  }
+  SUBCASE("rows made with different other settings are not ranked at all") {
+    json fox_other = read_json(fixture("lm_eval_fox_pro.json"));
+    fox_other["header"]["settings"]["limit"] = 5;
+    fox_other["header"]["settings"]["dtype"] = "float16";
+    write(dir.path / "fox_other.json", fox_other);
+    const std::string mixed =
+        table_from_files({(dir.path / "fox_other.json").string(), (dir.path / "limited.json").string()}, {}, Format::Markdown);
+    CHECK(mixed.find("**") == std::string::npos);
+    CHECK(mixed.find("<u>") == std::string::npos);
+    CHECK(mixed.find("- <sup>1</sup> Not the paper's settings: --dtype float16 (paper: bfloat16); --limit 5 (paper: all "
+                     "documents)\n") != std::string::npos);
+    CHECK(mixed.find("- <sup>2</sup> Not the paper's settings: --limit 3 (paper: all documents)\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("results table: a task subset is marked but ranked; a marker sits on the cell when a row mixes settings") {
+  test::TempDir dir("results_table");
+  json subset = read_json(fixture("longbench_mamba2.json"));
+  subset["header"]["settings"]["tasks"] = {"qasper", "trec"};
+  for (const char* t : {"narrativeqa", "multifieldqa_en", "hotpotqa", "2wikimqa", "musique", "gov_report", "qmsum", "multi_news",
+                        "triviaqa", "samsum", "lcc", "repobench-p"})
+    subset["scores"].erase(t);
+  write(dir.path / "subset.json", subset);
+  const std::string md = table_from_files({fixture("longbench_fox_pro.json"), (dir.path / "subset.json").string()}, {},
+                                          Format::Markdown);
+  CHECK(md.find("Not the paper's settings: tasks 2 of 14 (qasper, trec) (paper: the 14 English tasks)") != std::string::npos);
+  const std::vector<std::string> m = cells(row_of(md, "### LongBench", "Mamba-2<sup>1</sup>"));
+  CHECK(m[2] == "<u>11.26</u>");  // Qasper: below FoX's 12.88, and ranked against it
+  CHECK(m[10] == "<u>31.0</u>");  // TREC
+
+  // NIAH: FoX's standard run on the paper's grid, its easy run on two lengths only.
+  json easy = read_json(fixture("niah_fox_pro_easy.json"));
+  easy["header"]["settings"]["lengths"] = {1000, 4100};
+  write(dir.path / "easy.json", easy);
+  const std::string niah = table_from_files(
+      {fixture("niah_fox_pro_standard.json"), (dir.path / "easy.json").string(), fixture("niah_transformer_pro_easy.json")}, {},
+      Format::Markdown);
+  CHECK(cells(row_of(niah, "### Needle", "FoX (Pro)")) == std::vector<std::string>{"FoX (Pro)", "**9.55**", "9.80<sup>1</sup>"});
+  CHECK(cells(row_of(niah, "### Needle", "Transformer (Pro)"))[2] == "**5.81**");
+  CHECK(niah.find("--lengths [1000,4100] (paper: 1000..32000 in 11 steps)") != std::string::npos);
+}
+
+TEST_CASE("results table: the report marks other settings, names every model, writes large numbers readably") {
+  test::TempDir dir("results_table");
+  json big = read_json(fixture("lm_eval_mamba2.json"));
+  big["results"]["wikitext"]["word_perplexity,none"] = 123456.789;
+  big["header"]["settings"]["limit"] = 3;
+  write(dir.path / "big.json", big);
+  const std::vector<ResultFile> rs = read_results({fixture("lm_eval_fox_pro.json"), (dir.path / "big.json").string()}, {"A", "B"});
+  const std::string html = report::render_report(rs, {});
+  CHECK(html.find("<td>B<sup class=\"mark\">1</sup></td>") != std::string::npos);
+  CHECK(html.find("<td>123,456.79</td>") != std::string::npos);
+  CHECK(html.find("thousands separators") != std::string::npos);
+  CHECK(html.find("Not the paper's settings: --limit 3 (paper: all documents)") != std::string::npos);
+  // Every card names its model, even when --label renamed the row.
+  CHECK(html.find("<span class=\"model\">/models/fox-pro-760m-longcrawl64-48b</span>") != std::string::npos);
+  CHECK(html.find("<span class=\"model\">/models/mamba2-760m-longcrawl64-48b</span>") != std::string::npos);
+  // The Markdown table keeps the plain number.
+  const std::string md = table_from_files({(dir.path / "big.json").string()}, {}, Format::Markdown);
+  CHECK(md.find("123456.79") != std::string::npos);
+  CHECK(md.find("123,456") == std::string::npos);
+  CHECK(readable_value({"x", "x", "x", "", "", false, 2}, 9999.5) == "9999.50");
+  CHECK(readable_value({"x", "x", "x", "", "", false, 2}, -1234567.0) == "-1,234,567.00");
+  CHECK(readable_value({"x", "x", "x", "", "", false, -1}, 12345.5) == "12,345.5");
+  CHECK(readable_value({"x", "x", "x", "", "", false, 2}, 1.5e17) == "1.5e+17");
 }

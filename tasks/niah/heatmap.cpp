@@ -67,24 +67,24 @@ std::string score_colour(double score) {
   return fmt::format("#{:02x}{:02x}{:02x}", rgb[0], rgb[1], rgb[2]);
 }
 
-std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, int64_t train_length) {
+std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, int64_t train_length, const HeatmapStyle& style) {
   if (panels.empty()) throw Error("plot niah: no result given");
   const double cell_w = 38, cell_h = 26, left = 80, top = 46, bottom = 92, gap = 40;
   double width = 0, height = 0;
   for (const HeatmapPanel& p : panels) {
-    width += left + cell_w * p.lengths.size() + gap;
+    width += left + cell_w * p.lengths.size() + (&p == &panels.back() ? 0 : gap);
     height = std::max(height, top + cell_h * p.depths.size() + bottom);
   }
   width += 70;  // colour bar
   std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" font-family=\"serif\">\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\"{}>\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
-      width, height);
+      width, height, style.font_family.empty() ? "" : " font-family=\"" + xml_escape(style.font_family) + "\"");
   double x0 = 0;
   for (const HeatmapPanel& p : panels) {
     const double gx = x0 + left, gw = cell_w * p.lengths.size(), gh = cell_h * p.depths.size();
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"28\" font-size=\"18\" text-anchor=\"middle\">{}</text>\n", gx + gw / 2,
-                       xml_escape(p.title));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"28\" font-size=\"{}\" text-anchor=\"middle\">{}</text>\n", gx + gw / 2,
+                       style.title_size, xml_escape(p.title));
     for (size_t i = 0; i < p.depths.size(); ++i) {
       for (size_t j = 0; j < p.lengths.size(); ++j) {
         const double v = p.score[i][j];
@@ -95,14 +95,14 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, int64_t train_l
             gx + cell_w * j, top + cell_h * i, cell_w, cell_h, fill, p.lengths[j], p.depths[i],
             std::isnan(v) ? std::string("no cell") : fmt::format("{:.2f}", v));
       }
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", gx - 6,
-                         top + cell_h * (i + 0.5) + 4, p.depths[i]);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" text-anchor=\"end\">{}</text>\n", gx - 6,
+                         top + cell_h * (i + 0.5) + 4, style.label_size, p.depths[i]);
     }
     for (size_t j = 0; j < p.lengths.size(); ++j) {
       const double cx = gx + cell_w * (j + 0.5), cy = top + gh + 8;
       svg += fmt::format(
-          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"end\" transform=\"rotate(-45 {:.1f} {:.1f})\">{}</text>\n",
-          cx, cy + 4, cx, cy, p.lengths[j]);
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" text-anchor=\"end\" transform=\"rotate(-45 {:.1f} {:.1f})\">{}</text>\n",
+          cx, cy + 4, style.label_size, cx, cy, p.lengths[j]);
     }
     if (train_length > 0 && p.lengths.size() > 1 && train_length >= p.lengths.front() && train_length <= p.lengths.back()) {
       // At the training length on the axis of column centres, interpolated between the two
@@ -116,24 +116,24 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, int64_t train_l
           "stroke-dasharray=\"8,5\"/>\n",
           gx + cell_w * (col + 0.5), top, top + gh);
     }
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"15\" text-anchor=\"middle\">Document Length</text>\n",
-                       gx + gw / 2, top + gh + bottom - 12);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" text-anchor=\"middle\">Document Length</text>\n",
+                       gx + gw / 2, top + gh + bottom - 12, style.axis_size);
     svg += fmt::format(
-        "<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"15\" text-anchor=\"middle\" transform=\"rotate(-90 {0:.1f} {1:.1f})\">Depth Percent</text>\n",
-        x0 + 22, top + gh / 2);
+        "<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"{2}\" text-anchor=\"middle\" transform=\"rotate(-90 {0:.1f} {1:.1f})\">Depth Percent</text>\n",
+        x0 + 22, top + gh / 2, style.axis_size);
     x0 += left + gw + gap;
   }
   // Colour bar: 1 (bottom) to 10 (top).
-  const double bx = x0 + 10, bh = height - top - bottom;
+  const double bx = x0 - gap + 10, bh = height - top - bottom;  // after the last panel, no gap
   for (int k = 0; k < 30; ++k) {
     const double v = 10.0 - 9.0 * (k + 0.5) / 30.0;
     svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.2f}\" width=\"14\" height=\"{:.2f}\" fill=\"{}\"/>\n", bx,
                        top + bh * k / 30.0, bh / 30.0 + 0.2, score_colour(v));
   }
   for (int v : {1, 5, 10})
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\">{}</text>\n", bx + 18,
-                       top + bh * (10.0 - v) / 9.0 + 4, v);
-  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\">Score</text>\n", bx - 4, top - 8);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\">{}</text>\n", bx + 18,
+                       top + bh * (10.0 - v) / 9.0 + 4, style.label_size, v);
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\">Score</text>\n", bx - 4, top - 8, style.label_size);
   svg += "</svg>\n";
   return svg;
 }

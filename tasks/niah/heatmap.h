@@ -23,7 +23,15 @@ HeatmapPanel read_heatmap_panel(const std::string& file, const std::string& labe
 // "#rrggbb" of a score on the official colour map (clamped to 1..10).
 std::string score_colour(double score);
 
-std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, int64_t train_length);
+// Fonts: the official figure's serif by default; the report passes font_family "" so that the
+// SVG inherits the page's font, at the page's size.
+struct HeatmapStyle {
+  std::string font_family = "serif";  // "": none given (inline in a page: the page's)
+  double label_size = 12, axis_size = 15, title_size = 18;
+};
+
+// Panels side by side, each as wide as its grid (a fixed cell size), and one colour bar.
+std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, int64_t train_length, const HeatmapStyle& style = {});
 
 // Reads the files, draws, writes `out` atomically.
 void plot_niah_files(const std::vector<std::string>& files, const std::vector<std::string>& labels,
