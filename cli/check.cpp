@@ -1,6 +1,7 @@
 // `foxeval check RESULT.json --baseline BASELINE.json [--tol METRIC=ABS ...]`: exit 1 when a metric
 // moved beyond its tolerance (or is missing or extra), exit 2 when the two runs were made with
-// different settings (unless --ignore-settings). See tasks/check.h for the default tolerances.
+// different settings (unless --ignore-settings): models and data by their content digests, not
+// their paths (tasks/check.h: compare_result_settings). See tasks/check.h for the default tolerances.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -25,9 +26,9 @@ CommandRegistrar check_command([](CLI::App& root) {
   cmd->add_option("result", *result, "result JSON (loss, niah, longbench, lm-eval)")->required();
   cmd->add_option("--baseline", *baseline, "baseline JSON (e.g. under results/baseline/)")->required();
   cmd->add_option("--tol", *tols, "METRIC=ABS: allowed |difference| for a metric ('*' matches any text); repeatable");
-  cmd->add_option("--atol", opt->atol, "one absolute tolerance for every metric (instead of the defaults)")
+  cmd->add_option("--atol", opt->atol, "one absolute tolerance for every metric (default: none; each metric's own default tolerance)")
       ->check(non_negative_number());
-  cmd->add_option("--rtol", opt->rtol, "one relative tolerance for every metric (with --atol)")
+  cmd->add_option("--rtol", opt->rtol, "one relative tolerance for every metric (with --atol; default: none)")
       ->check(non_negative_number());
   cmd->add_flag("--ignore-settings", *ignore_settings, "compare even when the runs' settings differ");
   cmd->add_flag("--all", *verbose, "print every metric, not only those out of tolerance");
@@ -46,10 +47,20 @@ CommandRegistrar check_command([](CLI::App& root) {
       opt->tolerances.emplace_back(t.substr(0, eq), v);
     }
     const CheckReport report = check_against_baseline(*result, *baseline, *opt);
+    for (const auto& n : report.notes) std::fprintf(stderr, "foxeval check: note: %s\n", n.c_str());
     if (!report.settings_differ.empty()) {
       std::fprintf(stderr, "foxeval check: %s and %s were made with different settings (baseline vs result):\n",
                    baseline->c_str(), result->c_str());
-      for (const auto& s : report.settings_differ) std::fprintf(stderr, "  %s\n", s.c_str());
+      for (const auto& s : report.settings_differ) {
+        // Models and data are compared by content: say which one differs in words.
+        const std::string key = s.substr(0, s.find(':'));
+        const bool model = key == "model_digest";
+        const bool data = !model && (key.find("digest") != std::string::npos || key.rfind("data", 0) == 0);
+        std::fprintf(stderr, "  %s%s\n", s.c_str(),
+                     model  ? "  (other model: its weights, config or tokenizer files differ)"
+                     : data ? "  (other data: the files read differ)"
+                            : "");
+      }
       if (!*ignore_settings) {
         std::fprintf(stderr, "refusing to compare; pass --ignore-settings to compare anyway\n");
         std::exit(2);

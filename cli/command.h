@@ -42,13 +42,6 @@ inline CLI::App* command_group(CLI::App& root, const std::string& name, const st
 }
 
 // A flag's list of integers: "1,2,3", "1 2 3" or "[1, 2, 3]". Errors name the flag and the place.
-// --log-pruning-tolerance, for every command that runs a model.
-inline void add_pruning_option(CLI::App* cmd, RunOptions& run) {
-  cmd->add_option("--log-pruning-tolerance", run.log_pruning_tolerance,
-                  "FoX adaptive computation pruning: natural log of the softmax mass it may drop (e.g. -10), or "
-                  "none; default: the checkpoint's log_pruning_tolerance, as the official model");
-}
-
 inline std::vector<int64_t> parse_int_list(const std::string& s, const std::string& flag) {
   std::vector<int64_t> v;
   std::size_t i = 0;

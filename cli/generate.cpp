@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/errors.h"
 #include "data/tokenizer.h"
@@ -34,10 +35,15 @@ void run_generate(const GenerateArgs& a) {
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
   // Prompts in order: --prompt, --prompt-ids, then the lines of --prompt-file.
   std::vector<std::vector<int64_t>> prompts;
-  if (!a.prompt.empty()) prompts.push_back(tok.encode(a.prompt, true, true));
+  std::vector<std::string> shown;  // each prompt as the user gave it, for the blocks of --prompt-file
+  if (!a.prompt.empty()) {
+    prompts.push_back(tok.encode(a.prompt, true, true));
+    shown.push_back("--prompt: " + a.prompt);
+  }
   if (!a.prompt_ids.empty()) {
     prompts.push_back(parse_int_list(a.prompt_ids, "--prompt-ids"));
     if (prompts.back().empty()) throw Error("--prompt-ids: no ids given");
+    shown.push_back("--prompt-ids: " + a.prompt_ids);
   }
   if (!a.prompt_file.empty()) {
     struct stat st {};
@@ -46,9 +52,12 @@ void run_generate(const GenerateArgs& a) {
     std::ifstream in(a.prompt_file, std::ios::binary);
     if (!in) throw Error("--prompt-file: cannot open " + a.prompt_file);
     std::string line;
+    int64_t line_no = 0;
     while (std::getline(in, line)) {
+      ++line_no;
       if (!line.empty() && line.back() == '\r') line.pop_back();
       prompts.push_back(tok.encode(line, true, true));
+      shown.push_back(fmt::format("{} line {}: {}", a.prompt_file, line_no, line));
     }
   }
   if (prompts.empty()) throw Error("give a prompt: --prompt, --prompt-ids or --prompt-file");
@@ -80,6 +89,11 @@ void run_generate(const GenerateArgs& a) {
                             {"text", out[i].text},
                             {"stop_reason", stop_reason_name(out[i].reason)}};
         std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      } else if (!a.prompt_file.empty()) {
+        // Several prompts: one block each, the prompt shown, so a continuation is never read as the
+        // next prompt's (a continuation may hold blank lines and newlines of its own).
+        std::printf("=== prompt %zu of %zu ===\n%s\n--- continuation (stopped: %s) ---\n%s\n\n", start + i + 1,
+                    prompts.size(), shown[start + i].c_str(), stop_reason_name(out[i].reason), out[i].text.c_str());
       } else {
         std::printf("%s\n", out[i].text.c_str());
       }
@@ -94,7 +108,9 @@ CommandRegistrar generate_command([](CLI::App& root) {
   cmd->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
   cmd->add_option("--prompt", a->prompt, "prompt text (JSON-escaped GPT-2 BPE, BOS first, as the checkpoints were trained)");
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as token ids: 1,2,3 (used as given, no BOS added)");
-  cmd->add_option("--prompt-file", a->prompt_file, "one text prompt per line, generated in batches");
+  cmd->add_option("--prompt-file", a->prompt_file,
+                  "one text prompt per line, generated in batches; printed as one block per prompt (the prompt, "
+                  "then its continuation)");
   cmd->add_option("--max-new-tokens", a->max_new_tokens, "tokens to generate per prompt")
       ->required()->check(int_range(1, kMaxNewTokens));
   cmd->add_flag("--no-cache", a->no_cache, "recompute the whole prefix every step, row by row (verification)");
@@ -110,11 +126,11 @@ CommandRegistrar generate_command([](CLI::App& root) {
   cmd->add_option("--batch-size", a->batch_size, "prompts per batch (left padded)")->check(int_range(1, 1 << 16));
   cmd->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward")
       ->check(int_range(1, kMaxContextTokens));
-  cmd->add_option("--device", a->run.device, "cpu or cuda[:N]");
-  add_pruning_option(cmd, a->run);
-  cmd->add_option("--dtype", a->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
-      ->check(CLI::IsMember({"float32", "bfloat16"}));
-  cmd->callback([a] { run_generate(*a); });
+  add_run_options(cmd, a->run);
+  cmd->callback([cmd, a] {
+    resolve_run(cmd, a->run);
+    run_generate(*a);
+  });
 });
 
 }  // namespace

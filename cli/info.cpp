@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "data/content_digest.h"
+#include "data/hub_cache.h"
 #include "models/registry.h"
 
 namespace foxeval {
@@ -18,11 +20,15 @@ CommandRegistrar info_command([](CLI::App& root) {
   cmd->callback([dir, json] {
     auto model = load_model(*dir, RunOptions{});
     const ModelInfo& i = model->info();
+    const ModelDigest d = model_digest(resolve_model_dir(*dir));  // taken while it loaded
     if (*json) {
       nlohmann::json j = {{"directory", i.directory}, {"model_type", i.model_type}, {"family", i.family},
                           {"hidden_size", i.hidden_size}, {"num_layers", i.num_layers},
                           {"vocab_size", i.vocab_size}, {"num_parameters", i.num_parameters}};
       for (const auto& [k, v] : i.settings) j["settings"][k] = v;
+      j["digest"] = d.digest;
+      j["digest_source"] = d.source;
+      for (const auto& [name, hex] : d.files) j["files"][name] = "sha256:" + hex;
       std::printf("%s\n", j.dump(2).c_str());
       return;
     }
@@ -32,6 +38,7 @@ CommandRegistrar info_command([](CLI::App& root) {
                                     i.hidden_size, i.num_layers, i.vocab_size)
                             .c_str());
     for (const auto& [k, v] : i.settings) std::printf("  %-12s %s\n", k.c_str(), v.c_str());
+    std::printf("  digest       %s (%s)\n", d.digest.c_str(), d.source.c_str());
   });
 });
 

@@ -57,6 +57,24 @@ void require_finite_floats(CLI::App* app) {
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) require_finite_floats(sub);
 }
 
+// Every option's help states its default: an option whose text does not say it gets the value it
+// starts with ("[16384]"), or "(default: none)" / "(default: off)" when that is empty or a flag.
+void state_defaults(CLI::App* app) {
+  for (CLI::Option* o : app->get_options()) {
+    const std::string desc = o->get_description();
+    if (o->get_required() || desc.empty() || desc.find("default") != std::string::npos || o->get_name() == "--help" ||
+        o->get_name() == "--version" || o->get_name().rfind("--help", 0) == 0)
+      continue;
+    if (o->get_expected_min() == 0) {
+      o->description(desc + " (default: off)");
+      continue;
+    }
+    o->capture_default_str();
+    if (o->get_default_str().empty()) o->description(desc + " (default: none)");
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) state_defaults(sub);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,6 +88,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "foxeval 0.1");
   for (auto& setup : foxeval::command_setups()) setup(app);
   require_finite_floats(&app);
+  state_defaults(&app);
   // Usage errors read like every other refusal: one line, the flag and what it allows.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "foxeval: error: " + one_paragraph(e.what()) + " (see --help)\n";

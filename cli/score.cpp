@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/json_file.h"
 #include "data/errors.h"
@@ -142,11 +143,11 @@ CommandRegistrar score_command([](CLI::App& root) {
       ->check(int_range(0, 1 << 20));
   cmd->add_option("--max-batch-tokens", a->max_batch_tokens, "padded tokens per forward when --batch-size is 0")
       ->check(int_range(1, int64_t(1) << 40));
-  cmd->add_option("--device", a->run.device, "cpu or cuda[:N]");
-  add_pruning_option(cmd, a->run);
-  cmd->add_option("--dtype", a->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
-      ->check(CLI::IsMember({"float32", "bfloat16"}));
-  cmd->callback([a] { run_score(*a); });
+  add_run_options(cmd, a->run);
+  cmd->callback([cmd, a] {
+    resolve_run(cmd, a->run);
+    run_score(*a);
+  });
 });
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "data/content_digest.h"
 #include "data/errors.h"
 #include "data/token_rows.h"
 
@@ -170,6 +171,15 @@ class NpyRows final : public TokenRows {
 
   std::string describe() const override {
     return fmt::format("npy:{} dtype={} shape=[{}, {}]", path_, descr_, rows_, cols_);
+  }
+
+  std::string content_digest(int64_t nrows) const override {
+    if (nrows < 0 || nrows > rows_) fail(fmt::format("digest of rows [0, {}): the array has {} rows", nrows, rows_));
+    const auto* base = static_cast<const uint8_t*>(map_);
+    const size_t header = static_cast<size_t>(data_ - base);
+    const size_t bytes = static_cast<size_t>(nrows * cols_ * itemsize_);
+    return combine_digests({{"npy header", sha256_hex(base, header)},
+                            {fmt::format("rows [0, {})", nrows), sha256_hex(data_, bytes)}});
   }
 
  private:

@@ -3,11 +3,21 @@
 
 #include <fmt/format.h>
 
+#include "data/content_digest.h"
 #include "data/errors.h"
 #include "data/token_rows.h"
 #include "data/zarr.h"
 
 namespace foxeval {
+
+std::string TokenRows::content_digest(int64_t nrows) const {
+  Sha256 h;
+  for (int64_t r = 0; r < nrows; ++r) {
+    const std::vector<int64_t> row = read(r, 1, 0, row_length());
+    h.update(row.data(), row.size() * sizeof(int64_t));
+  }
+  return combine_digests({{fmt::format("int64 rows [0, {}) of {} tokens", nrows, row_length()), h.hex()}});
+}
 
 std::unique_ptr<TokenRows> open_token_rows(const std::string& path) {
   const auto ends_with = [&](const std::string& suffix) {

@@ -17,6 +17,10 @@ class TokenRows {
   virtual std::vector<int64_t> read(int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) const = 0;
   // Human-readable identity (path, dtype, shape) recorded in result files.
   virtual std::string describe() const = 0;
+  // The data as read, by content ("sha256:..."): what reading rows [0, nrows) takes from disk
+  // (npy: the header and those rows' bytes; zarr: .zarray and every chunk file those rows touch).
+  // The same bytes under another path give the same digest. This default hashes the values read.
+  virtual std::string content_digest(int64_t nrows) const;
 };
 
 // Opens `path`: a `.npy` file, or a zarr v2 array directory (with a `.zarray` file).

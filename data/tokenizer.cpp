@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "data/errors.h"
-#include "data/json_escape.h"
+#include "data/python/json_escape.h"
 #include "data/tokenizer_impl.h"
 #include "data/utf8.h"
 

@@ -11,6 +11,7 @@
 
 #include "data/model_files.h"
 #include "data/errors.h"
+#include "data/resources.h"
 #include "data/hub_cache.h"
 #include "data/json_file.h"
 #include "data/tokenizer.h"
@@ -58,20 +59,8 @@ bool is_file(const fs::path& p) {
 }  // namespace
 
 std::string Gpt2Tokenizer::bundled_dir() {
-  if (const char* env = std::getenv("FOXEVAL_GPT2_DIR"); env && *env) return env;
-  std::vector<fs::path> candidates;
-#ifdef FOXEVAL_DATA_DIR
-  candidates.push_back(fs::path(FOXEVAL_DATA_DIR) / "gpt2");
-#endif
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path() / ".." / "data" / "gpt2");
-  for (const fs::path& c : candidates)
-    if (is_file(c / "encoder.json")) return c.lexically_normal().string();
-  std::string tried;
-  for (const fs::path& c : candidates) tried += " " + c.string();
-  throw Error("bundled GPT-2 tokenizer files (encoder.json, vocab.bpe) not found; tried" + tried +
-              "; set FOXEVAL_GPT2_DIR or pass the model directory");
+  return find_resource({"bundled GPT-2 tokenizer files (or pass the model directory)", "data/gpt2",
+                        {"encoder.json", "vocab.bpe"}, "FOXEVAL_GPT2_DIR", ""});
 }
 
 Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& model) {

@@ -12,10 +12,13 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
+
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "data/content_digest.h"
 #include "data/errors.h"
 
 namespace foxeval {
@@ -229,6 +232,25 @@ std::string ZarrRows::describe() const {
   return fmt::format("zarr:{} dtype={} shape=[{}, {}] chunks=[{}, {}] compressor={}", dir_,
                      meta_.dtype, meta_.shape[0], meta_.shape[1], meta_.chunks[0], meta_.chunks[1],
                      comp);
+}
+
+std::string ZarrRows::content_digest(int64_t nrows) const {
+  if (nrows < 0 || nrows > meta_.shape[0])
+    throw Error(fmt::format("zarr array '{}': digest of rows [0, {}): the array has {} rows", dir_, nrows, meta_.shape[0]));
+  const int64_t chunk_rows = (nrows + meta_.chunks[0] - 1) / meta_.chunks[0];
+  std::vector<std::string> names, paths;
+  for (int64_t i = 0; i < chunk_rows; ++i)
+    for (int64_t j = 0; j < col_chunks_; ++j) {
+      paths.push_back(chunk_path(i, j));
+      names.push_back(paths.back().substr(dir_.size() + 1));
+    }
+  for (const std::string& p : paths)  // the message a read would give, not a file-system error
+    if (!std::filesystem::is_regular_file(p))
+      throw Error(fmt::format("zarr chunk '{}' is missing (zarr would read fill values there)", p));
+  const std::vector<std::string> hashed = sha256_files(paths);
+  std::vector<std::pair<std::string, std::string>> parts = {{".zarray", sha256_file(dir_ + "/.zarray")}};
+  for (size_t k = 0; k < paths.size(); ++k) parts.emplace_back(names[k], hashed[k]);
+  return combine_digests(parts);
 }
 
 ZarrRows::Chunk ZarrRows::decode_chunk(int64_t i, int64_t j) const {

@@ -50,6 +50,8 @@ class ZarrRows final : public TokenRows {
   std::vector<int64_t> read(int64_t row0, int64_t nrows, int64_t col0,
                             int64_t ncols) const override;
   std::string describe() const override;
+  // .zarray and the chunk files of the chunk rows that rows [0, nrows) touch, hashed in parallel.
+  std::string content_digest(int64_t nrows) const override;
 
   const ZarrMeta& meta() const { return meta_; }
   // How many chunk files have been decoded so far (tests check that the cache works).

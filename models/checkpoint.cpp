@@ -10,7 +10,7 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "data/model_files.h"
-#include "data/python_json.h"
+#include "data/python/python_json.h"
 
 namespace fs = std::filesystem;
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace foxeval {
@@ -21,6 +22,11 @@ struct RunOptions {
   // FoX's adaptive computation pruning: "" = the checkpoint's config (log_pruning_tolerance, as
   // the official model), "none" = off, else a number (natural log of the tolerated softmax mass).
   std::string log_pruning_tolerance;
+  // load_model prints the run's one-line announcement on stderr (model, digest, family, size,
+  // device, dtype, settings): the commands that run a model set it (cli/run_options.h).
+  bool announce = false;
+  std::string chosen;    // how device and dtype were chosen ("auto: ..."), for the announcement
+  std::string settings;  // the command's settings that change numbers, for the announcement
 };
 
 // What `foxeval info` prints and result files record about a model.
@@ -71,10 +77,42 @@ class SlotState {
   }
 };
 
+// What a family's decay is, per layer and head, for analyses (`foxeval inspect`). The log decay
+// of token t, log a_t <= 0, weighs what an earlier token j contributes at a later token i by
+// exp(sum_{j<l<=i} log a_l): FoX's forget gate (log a = log_fgate), Mamba-2's SSM decay
+// (log a = dt * A). HGRN2 has `channels` such decays per head (one per key dimension).
+struct DecayInfo {
+  std::string kind = "none";  // "forget_gate", "ssm_decay", "channel_forget_gate" or "none"
+  std::string what;           // the decay (or why there is none) in words, for the result
+  int64_t layers = 0, heads = 0, channels = 1;
+  bool has_attention = false;  // softmax attention whose q/k a capture can take (FoX, Transformer)
+  int64_t head_dim = 0;
+};
+
+// Receives what a forward pass computes anyway, as the family computes it (analyses; never used by
+// the scoring paths). Set with CausalLM::set_capture; null (the default) costs nothing.
+class ForwardCapture {
+ public:
+  virtual ~ForwardCapture() = default;
+  // The log decay of layer `layer` for the tokens of this forward: [B, T, H] (or [B, T, H, channels])
+  // fp32, on the model's device. A family that runs a long input in segments calls it once per
+  // segment, in order.
+  virtual void log_decay(int64_t layer, const at::Tensor& log_decay) = 0;
+  // The (layer, head) whose q and k qk() should receive; {-1, -1}: none.
+  virtual std::pair<int64_t, int64_t> qk_head() const { return {-1, -1}; }
+  // q, k [B, T, head_dim] of that head as the attention reads them (norms, RoPE, token shift applied).
+  virtual void qk(const at::Tensor& q, const at::Tensor& k) { (void)q, (void)k; }
+};
+
 class CausalLM {
  public:
   virtual ~CausalLM() = default;
   virtual const ModelInfo& info() const = 0;
+
+  // The family's decay (kind "none": no decay to capture).
+  virtual DecayInfo decay_info() const { return {}; }
+  // forward() reports to `capture` while it is set (null: off). Only analyses set it, never while generating.
+  void set_capture(ForwardCapture* capture) { capture_ = capture; }
 
   // Final-norm hidden states [B, T, hidden] for `input_ids` [B, T] (int64, on the model's
   // device). Without a state the rows are independent sequences starting at position 0.
@@ -110,6 +148,9 @@ class CausalLM {
   // Whether SlotState::prefill_state gives a state in the slot's own memory (a prefill then needs
   // no memory beyond the slots and its activations).
   virtual bool prefills_in_slot() const { return false; }
+
+ protected:
+  ForwardCapture* capture_ = nullptr;
 };
 
 }  // namespace foxeval

@@ -2,12 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <future>
+
+#include "data/content_digest.h"
 #include "data/errors.h"
 #include "data/hub_cache.h"
 #include "models/delta_net/delta_net_model.h"
 #include "models/fox/fox_model.h"
 #include "models/hgrn2/hgrn2_model.h"
 #include "models/mamba2/mamba2_model.h"
+
+namespace fs = std::filesystem;
 
 namespace foxeval {
 
@@ -23,15 +30,49 @@ const std::vector<FamilyEntry>& model_families() {
   return families;
 }
 
+namespace {
+
+// "760.3M", "13.99M", "174.3K": parameters as a reader compares them.
+std::string parameter_count(int64_t n) {
+  if (n >= 1000000000) return fmt::format("{:.2f}B", n / 1e9);
+  if (n >= 1000000) return fmt::format("{:.1f}M", n / 1e6);
+  if (n >= 1000) return fmt::format("{:.1f}K", n / 1e3);
+  return std::to_string(n);
+}
+
+// One line on stderr before a run's work: what runs, where, and with which numerics.
+void announce(const std::string& dir, const ModelDigest& digest, const CausalLM& model, const RunOptions& options) {
+  const ModelInfo& info = model.info();
+  std::string pruning;
+  for (const auto& [key, value] : info.settings)
+    if (key == "log_pruning_tolerance") pruning = value;
+  std::string numerics = fmt::format("device {}, dtype {}", options.device, options.dtype);
+  if (!options.chosen.empty()) numerics += " (" + options.chosen + ")";
+  if (info.family.rfind("FoX", 0) == 0)
+    numerics += pruning.empty() ? ", pruning off" : ", log_pruning_tolerance " + pruning;
+  std::fprintf(stderr, "[foxeval] model %s (%s, %s): %s, %s parameters; %s%s\n", dir.c_str(), digest.digest.c_str(),
+               digest.source.c_str(), info.family.c_str(), parameter_count(info.num_parameters).c_str(), numerics.c_str(),
+               options.settings.empty() ? "" : ("; " + options.settings).c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
 std::unique_ptr<CausalLM> load_model(const std::string& model, const RunOptions& options) {
-  Checkpoint checkpoint(resolve_model_dir(model));
+  const std::string dir = resolve_model_dir(model);
+  // The content digest (data/content_digest.h) is taken while the weights load: the same files, read
+  // once from disk into the page cache; identities ask for it later and get the kept result.
+  std::future<ModelDigest> digest = std::async(std::launch::async, [dir] { return model_digest(dir); });
+  Checkpoint checkpoint(dir);
   const std::string model_type = checkpoint.model_type();
   std::string known;
   for (const auto& family : model_families()) {
     if (model_type == family.model_type) {
-      std::unique_ptr<CausalLM> model = family.make(checkpoint, options);
+      std::unique_ptr<CausalLM> loaded = family.make(checkpoint, options);
       checkpoint.finish();
-      return model;
+      const ModelDigest d = digest.get();
+      if (options.announce) announce(fs::weakly_canonical(dir).string(), d, *loaded, options);
+      return loaded;
     }
     known += (known.empty() ? "" : ", ") + std::string(family.model_type);
   }

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "tasks/identity.h"
 
 namespace foxeval {
 namespace {
@@ -16,9 +18,47 @@ namespace {
 const std::set<std::string> kNotMetrics = {"header",  "identity",       "model_info",   "settings",
                                            "elapsed_s", "tokens_per_s", "data_wait_s", "seconds_per_document",
                                            "peak_gpu_memory_bytes", "timing", "merged_from", "kind"};
-// Settings that say where things are, not what was computed (a fresh clone moves them).
-const std::set<std::string> kLocations = {"model", "model_dir", "data_dir", "haystack", "haystack_dir", "pred_dir",
-                                          "out", "config_dir", "num_shards"};
+// Content digests of what a run read (tasks/identity.h): compared when both files have them; a file
+// made before foxeval recorded them is compared on the rest, and check says so.
+const std::vector<std::pair<std::string, std::string>> kContentDigests = {{"model_digest", "model"},
+                                                                          {"data_digest", "data"}};
+
+// "fnv1a64:0123..." or "sha256:abcd...": the algorithm of a digest string, or "" for any other value.
+std::string digest_algorithm(const nlohmann::json& v) {
+  if (!v.is_string()) return "";
+  const std::string s = v.get<std::string>();
+  for (const char* algo : {"fnv1a64:", "sha256:"})
+    if (s.rfind(algo, 0) == 0 && s.size() > std::strlen(algo) &&
+        s.find_first_not_of("0123456789abcdef", std::strlen(algo)) == std::string::npos)
+      return std::string(algo, std::strlen(algo) - 1);
+  return "";
+}
+
+// Settings `b` (baseline) and `r` (result) compared leaf by leaf: differences as "path: b vs r";
+// two digests of different algorithms (a file made before the SHA-256 digests) cannot be compared:
+// a note, not a difference.
+void compare_settings(const nlohmann::json& b, const nlohmann::json& r, const std::string& path,
+                      std::vector<std::string>& differ, std::vector<std::string>& not_comparable) {
+  if (b.is_object() && r.is_object()) {
+    for (auto it = b.begin(); it != b.end(); ++it) {
+      const std::string p = path.empty() ? it.key() : path + "/" + it.key();
+      if (r.contains(it.key()))
+        compare_settings(it.value(), r[it.key()], p, differ, not_comparable);
+      else
+        differ.push_back(fmt::format("{}: {} vs absent", p, it.value().dump()));
+    }
+    for (auto it = r.begin(); it != r.end(); ++it)
+      if (!b.contains(it.key()))
+        differ.push_back(fmt::format("{}: absent vs {}", path.empty() ? it.key() : path + "/" + it.key(), it.value().dump()));
+    return;
+  }
+  const std::string ab = digest_algorithm(b), ar = digest_algorithm(r);
+  if (!ab.empty() && !ar.empty() && ab != ar) {
+    not_comparable.push_back(fmt::format("{} ({} vs {})", path, ab, ar));
+    return;
+  }
+  if (b != r) differ.push_back(fmt::format("{}: {} vs {}", path, b.dump(), r.dump()));
+}
 
 // How long something took, at any depth ("this_run", "decode_s", "prefill_tokens_per_s", ...).
 bool is_timing(const std::string& key) {
@@ -87,8 +127,40 @@ std::vector<std::pair<std::string, nlohmann::json>> result_metrics(const nlohman
 nlohmann::json result_settings(const nlohmann::json& result) {
   nlohmann::json s = result.contains("header") ? result["header"].value("settings", nlohmann::json::object())
                                                : result.value("identity", nlohmann::json::object());
-  for (const std::string& k : kLocations) s.erase(k);
+  if (!s.is_object()) return nlohmann::json::object();
+  for (const std::string& k : identity_information_keys()) s.erase(k);
   return s;
+}
+
+SettingsComparison compare_result_settings(const nlohmann::json& result, const nlohmann::json& baseline) {
+  SettingsComparison c;
+  nlohmann::json rs = result_settings(result), bs = result_settings(baseline);
+  for (const auto& [digest, what] : kContentDigests) {
+    const bool in_r = rs.contains(digest), in_b = bs.contains(digest);
+    if (in_r && in_b) {
+      // Both say what they read: where it lay (a path, or a description holding one) is information.
+      if (digest == "data_digest") {
+        rs.erase("data");
+        bs.erase("data");
+      }
+    } else if (in_r != in_b) {
+      c.notes.push_back(fmt::format("the {} has no {} (made before foxeval recorded content digests): the {} is "
+                                    "compared by the other settings only",
+                                    in_r ? "baseline" : "result", digest, what));
+      rs.erase(digest);
+      bs.erase(digest);
+    }
+  }
+  std::vector<std::string> not_comparable;
+  compare_settings(bs, rs, "", c.differ, not_comparable);
+  if (!not_comparable.empty()) {
+    std::string list;
+    for (const std::string& p : not_comparable) list += (list.empty() ? "" : ", ") + p;
+    c.notes.push_back(fmt::format("digests of different algorithms (one file predates foxeval's SHA-256 digests), "
+                                  "so that content is not compared: {}",
+                                  list));
+  }
+  return c;
 }
 
 std::pair<double, double> default_tolerance(const std::string& metric) {
@@ -107,13 +179,9 @@ CheckReport check_against_baseline(const std::string& result_path, const std::st
     if (!j.is_object() || (j.contains("header") && !j["header"].is_object()))
       throw Error(fmt::format("{}: not a foxeval result (a JSON object with a header expected)", path));
   CheckReport report;
-  const nlohmann::json rs = result_settings(result), bs = result_settings(baseline);
-  for (auto it = bs.begin(); it != bs.end(); ++it)
-    if (!rs.contains(it.key()) || rs[it.key()] != it.value())
-      report.settings_differ.push_back(fmt::format("{}: {} vs {}", it.key(), it.value().dump(),
-                                                   rs.contains(it.key()) ? rs[it.key()].dump() : "absent"));
-  for (auto it = rs.begin(); it != rs.end(); ++it)
-    if (!bs.contains(it.key())) report.settings_differ.push_back(fmt::format("{}: absent vs {}", it.key(), it.value().dump()));
+  SettingsComparison settings = compare_result_settings(result, baseline);
+  report.settings_differ = std::move(settings.differ);
+  report.notes = std::move(settings.notes);
 
   auto tolerance_of = [&](const std::string& metric, double base) {
     for (const auto& [pattern, tol] : options.tolerances)

@@ -36,9 +36,28 @@ struct CheckOptions {
 
 struct CheckReport {
   std::vector<CheckRow> rows;
-  // Settings that change numbers and differ between the two files ("key: baseline vs result").
+  // Settings that change numbers and differ between the two files ("key: baseline vs result";
+  // nested settings by path, e.g. "data/piqa/digest: ..."). Models and data count by content: a
+  // differing "model_digest" is other weights or config, a differing "data_digest" (or another
+  // data digest) other data, whatever their paths.
   std::vector<std::string> settings_differ;
+  // What could not be compared, and why (a file made before content digests were recorded).
+  std::vector<std::string> notes;
 };
+
+struct SettingsComparison {
+  std::vector<std::string> differ, notes;
+};
+
+// The settings of `result` against `baseline`'s, as check compares them:
+//  * where things lie (identity_information_keys(): the model folder, data folders, how a digest was
+//    found) never counts; the model and data count by their content digests;
+//  * when both have a data_digest, "data" (a description holding the path) is information too;
+//  * a content digest only one file has (the other made before foxeval recorded them) is left out,
+//    with a note: that file's model (or data) is compared by what both record (model_type and
+//    num_parameters; a loss run's data description, path included);
+//  * two digests of different algorithms (an older fnv1a64 against a sha256) are not compared, with a note.
+SettingsComparison compare_result_settings(const nlohmann::json& result, const nlohmann::json& baseline);
 
 CheckReport check_against_baseline(const std::string& result_path, const std::string& baseline_path,
                                    const CheckOptions& options);
@@ -47,7 +66,8 @@ CheckReport check_against_baseline(const std::string& result_path, const std::st
 std::vector<std::pair<std::string, nlohmann::json>> result_metrics(const nlohmann::json& result);
 
 // The settings of a result that change numbers: header.settings (or a loss result's identity)
-// without where things live on this machine (model/data directories), which CI's clone moves.
+// without where things live on this machine (model/data directories, which CI's clone moves) and
+// how digests were found (tasks/identity.h: identity_information_keys).
 nlohmann::json result_settings(const nlohmann::json& result);
 
 // The default tolerance of a metric: {absolute, relative}.

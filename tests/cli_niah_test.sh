@@ -63,7 +63,7 @@ assert len(c) == 6 and [(x["length"], x["depth"]) for x in c] == [(300, 0), (300
 assert all(1 <= x["score"] <= 10 and x["generated_tokens"] <= 8 and x["stop"] in ("eos", "length") for x in c)
 assert len(r["mean_by_length"]) == 2 and len(r["mean_by_depth"]) == 3 and "mean" in r
 s = r["header"]["settings"]
-assert s["mode"] == "standard" and s["lengths"] == [300, 600] and s["haystack_digest"].startswith("fnv1a64:")
+assert s["mode"] == "standard" and s["lengths"] == [300, 600] and s["haystack_digest"].startswith("sha256:")
 assert s["max_new_tokens"] == 8 and s["answer"]
 PYEOF
 [ "$(ls "$tmp/pred"/*.txt | wc -l)" -eq 6 ] && [ "$(ls "$tmp/pred"/*.txt.done | wc -l)" -eq 6 ] \

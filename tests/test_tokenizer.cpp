@@ -1,4 +1,4 @@
-// GPT-2 tokenizer (data/tokenizer.h) and JSON escaping (data/json_escape.h) against tiktoken and
+// GPT-2 tokenizer (data/tokenizer.h) and JSON escaping (data/python/json_escape.h) against tiktoken and
 // Python goldens: golden_basic (shared, copied), golden_unseen (made by
 // tests/tools/make_tokenizer_goldens.py from texts written for foxeval) and golden_paul_graham
 // (essay text: read from ../shared, never committed; skipped when absent).
@@ -14,7 +14,7 @@
 
 #include "data/errors.h"
 #include "data/gpt2_pretokenizer.h"
-#include "data/json_escape.h"
+#include "data/python/json_escape.h"
 #include "data/tokenizer.h"
 #include "tests/sha256.h"
 

@@ -1,0 +1,58 @@
+#include "tasks/identity.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "data/content_digest.h"
+#include "data/errors.h"
+#include "data/hub_cache.h"
+
+namespace fs = std::filesystem;
+
+namespace foxeval {
+
+nlohmann::json model_identity(const std::string& model_dir, const ModelInfo& info) {
+  const std::string dir = resolve_model_dir(model_dir);
+  const ModelDigest d = model_digest(dir);
+  nlohmann::json id = {{"model", model_identity_path(model_dir)},
+                       {"model_digest", d.digest},
+                       {"model_digest_source", d.source},
+                       {"model_type", info.model_type},
+                       {"num_parameters", info.num_parameters}};
+  for (const auto& [key, value] : info.settings)
+    if (key == "log_pruning_tolerance") id["log_pruning_tolerance"] = value;
+  return id;
+}
+
+std::string digest_paths(const std::vector<std::string>& paths) {
+  std::vector<std::pair<std::string, std::string>> named;  // name -> path, then name -> digest
+  for (const std::string& top : paths) {
+    std::error_code ec;
+    if (fs::is_directory(top, ec)) {
+      std::vector<std::pair<std::string, std::string>> files;
+      for (const auto& e : fs::recursive_directory_iterator(top))
+        if (e.is_regular_file()) files.emplace_back(fs::relative(e.path(), top).generic_string(), e.path().string());
+      std::sort(files.begin(), files.end());
+      named.insert(named.end(), files.begin(), files.end());
+    } else {
+      if (!fs::is_regular_file(top, ec)) throw Error(fmt::format("{}: cannot read (taking its digest)", top));
+      named.emplace_back(fs::path(top).filename().string(), top);
+    }
+  }
+  std::vector<std::string> files;
+  for (const auto& [name, path] : named) files.push_back(path);
+  const std::vector<std::string> hex = sha256_files(files);
+  for (size_t i = 0; i < named.size(); ++i) named[i].second = hex[i];
+  return combine_digests(named);
+}
+
+const std::vector<std::string>& identity_information_keys() {
+  static const std::vector<std::string> keys = {"model",    "model_dir",          "data_dir",   "haystack",
+                                                "haystack_dir", "pred_dir",      "out",        "config_dir",
+                                                "num_shards",   "model_digest_source", "data_path"};
+  return keys;
+}
+
+}  // namespace foxeval
