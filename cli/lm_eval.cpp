@@ -2,16 +2,22 @@
 // tasks (tasks/lm_eval/), zero-shot, as the official eval/lm_eval_harness/run_lm_eval.py runs them.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/validators.h"
 #include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
+#include "tasks/lm_eval/lm_eval_output.h"
 #include "tasks/lm_eval/lm_eval_task.h"
+#include "tasks/lm_eval/lm_eval_table.h"
+#include "tasks/lm_eval/task_data.h"
 #include "tasks/runner.h"
 
 namespace foxeval {
@@ -21,15 +27,37 @@ const char* const kTaskHelp =
     "comma-separated lm-eval task names: wikitext, lambada_openai, piqa, hellaswag, winogrande, arc_easy, "
     "arc_challenge, boolq, sciq, copa, openbookqa";
 const char* const kDataHelp =
-    "folder of DIR/{task}.jsonl or DIR/{task}.parquet: the evaluated split of each Hugging Face dataset, "
-    "with its own field names";
+    "hf (the default): each task's split from the local Hugging Face caches (datasets' Arrow cache, the hub "
+    "cache), never downloading; or a folder of DIR/{task}.jsonl, DIR/{task}.parquet or DIR/{task}/ written by "
+    "save_to_disk (or one save_to_disk folder for one task)";
+const char* const kLimitHelp =
+    "only the first N documents of each task, or with 0 < N < 1 the first ceil(N x documents) (lm-eval's --limit)";
 
-void write_request_lines(const std::string& tasks, const std::string& data_dir, int64_t limit, const std::string& out) {
-  if (limit == 0 || limit < -1) throw Error(fmt::format("--limit {}: must be positive", limit));
+// lm-eval's --limit (argparse type=float): below 1 a fraction of each task's documents
+// (ceil(n * limit)), else int(limit) documents.
+void parse_limit(const std::string& text, int64_t* count, double* fraction) {
+  *count = -1;
+  *fraction = 0;
+  if (text.empty()) return;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1e15)
+    throw Error(fmt::format("--limit: '{}' is not allowed: must be an integer >= 1 (documents) or a fraction 0 < N < 1", text));
+  if (v < 1) *fraction = v;
+  else *count = static_cast<int64_t>(v);
+}
+
+void write_request_lines(const std::string& tasks, const std::string& data_dir, const std::string& limit_text,
+                         const std::string& out) {
+  int64_t limit = -1;
+  double fraction = 0;
+  parse_limit(limit_text, &limit, &fraction);
   std::string text;
   size_t count = 0;
-  for (const lm_eval::TaskConfig& c : lm_eval::parse_task_list(tasks))
-    for (const nlohmann::json& line : lm_eval::request_lines(lm_eval::load_task_docs(c, data_dir, limit))) {
+  const std::vector<lm_eval::TaskConfig> configs = lm_eval::parse_task_list(tasks);
+  lm_eval::check_data_for_tasks(data_dir, configs.size());
+  for (const lm_eval::TaskConfig& c : configs)
+    for (const nlohmann::json& line : lm_eval::request_lines(lm_eval::load_task_docs(c, data_dir, limit, fraction))) {
       text += line.dump() + "\n";
       ++count;
     }
@@ -43,8 +71,107 @@ void write_request_lines(const std::string& tasks, const std::string& data_dir, 
   std::fprintf(stderr, "[lm-eval] %zu requests written to %s\n", count, out.c_str());
 }
 
+// lm-eval's own spellings of `lm_eval --model hf ...`, beside foxeval's: each maps onto a foxeval
+// setting; the same setting given twice with different values is refused.
+struct LmEvalSpellings {
+  std::string limit, batch_size, output_path, model_args;
+  bool log_samples = false;
+};
+
+void add_lm_eval_spellings(CLI::App* run, LmEvalSpellings& l) {
+  run->add_option("--batch_size", l.batch_size, "lm-eval's spelling: N (= --batch-size N) or auto, auto:N (the default sizing)");
+  run->add_option("--output_path", l.output_path,
+                  "also write lm-eval's tree: DIR/{model_name_sanitized}/results_{date}.json (and samples with --log_samples)");
+  run->add_flag("--log_samples", l.log_samples, "with --output_path: samples_{task}_{date}.jsonl as lm-eval writes them");
+  run->add_option("--model_args", l.model_args,
+                  "lm-eval's model arguments: pretrained=DIR|ID (= --model), dtype= (= --dtype), max_length= "
+                  "(= --max-length), revision=, add_bos_token=True, trust_remote_code= (no effect)");
+}
+
+void same_or_refuse(const std::string& what, const std::string& a, const std::string& b) {
+  if (a != b) throw Error(fmt::format("{} given twice with different values: '{}' and '{}'", what, a, b));
+}
+
+void apply_lm_eval_spellings(CLI::App* run, const LmEvalSpellings& l, lm_eval::LmEvalSettings& s) {
+  parse_limit(l.limit, &s.limit, &s.limit_fraction);
+  const bool model_given = run->get_option("--model")->count() > 0;
+  // lm-eval's simple_parse_args_string: comma-separated key=value pairs.
+  std::string pretrained, revision;
+  if (!l.model_args.empty()) {
+    size_t start = 0;
+    while (start <= l.model_args.size()) {
+      size_t end = l.model_args.find(',', start);
+      if (end == std::string::npos) end = l.model_args.size();
+      const std::string arg = l.model_args.substr(start, end - start);
+      start = end + 1;
+      if (arg.empty()) continue;
+      const size_t eq = arg.find('=');
+      if (eq == std::string::npos || arg.find('=', eq + 1) != std::string::npos)
+        throw Error(fmt::format("--model_args: '{}' is not key=value", arg));
+      const std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
+      if (key == "pretrained") {
+        pretrained = value;
+      } else if (key == "revision") {
+        revision = value;
+      } else if (key == "dtype") {
+        if (value != "auto" && value != "float32" && value != "bfloat16")
+          throw Error(fmt::format("--model_args dtype={}: foxeval runs auto, float32 or bfloat16", value));
+        if (run->get_option("--dtype")->count() > 0) same_or_refuse("the dtype (--dtype, --model_args dtype=)", s.run.dtype, value);
+        s.run.dtype = value;
+      } else if (key == "max_length") {
+        const int64_t v = std::atoll(value.c_str());
+        if (std::to_string(v) != value || v < 2 || v > kMaxContextTokens)
+          throw Error(fmt::format("--model_args max_length={}: an integer from 2 to {}", value, kMaxContextTokens));
+        if (run->get_option("--max-length")->count() > 0)
+          same_or_refuse("the max length (--max-length, --model_args max_length=)", std::to_string(s.max_length), value);
+        s.max_length = v;
+      } else if (key == "add_bos_token") {
+        if (value != "True" && value != "true")
+          throw Error("--model_args add_bos_token: foxeval scores as the paper's run, with add_bos_token=True");
+      } else if (key != "trust_remote_code") {
+        throw Error(fmt::format("--model_args: unknown key '{}' (known: pretrained, dtype, max_length, revision, "
+                                "add_bos_token, trust_remote_code)", key));
+      }
+    }
+    if (!revision.empty() && pretrained.empty()) throw Error("--model_args revision= needs pretrained=");
+    if (!pretrained.empty()) {
+      const std::string spec = revision.empty() ? pretrained : pretrained + "@" + revision;
+      if (model_given) same_or_refuse("the model (--model, --model_args pretrained=)", s.model_dir, spec);
+      s.model_dir = spec;
+    }
+  }
+  if (s.model_dir.empty()) throw Error("--model (or --model_args pretrained=...) is required");
+  // lm-eval records the model by its model_args; foxeval's own flags make the same string.
+  s.model_args = l.model_args.empty() ? fmt::format("pretrained={},dtype={}", s.model_dir, s.run.dtype) : l.model_args;
+  if (!l.batch_size.empty()) {
+    const bool is_auto = l.batch_size == "auto" || l.batch_size.rfind("auto:", 0) == 0;
+    int64_t n = 0;
+    if (!is_auto) {
+      n = std::atoll(l.batch_size.c_str());
+      if (std::to_string(n) != l.batch_size || n < 1 || n > (1 << 20))
+        throw Error(fmt::format("--batch_size {}: N (1 to {}), auto or auto:N", l.batch_size, 1 << 20));
+    }
+    if (run->get_option("--batch-size")->count() > 0)
+      same_or_refuse("the batch size (--batch-size, --batch_size)", std::to_string(s.batch_size), is_auto ? l.batch_size : std::to_string(n));
+    s.batch_size = n;  // 0: foxeval sizes forwards by --max-batch-tokens, its "auto"
+    s.batch_size_given = l.batch_size;
+  } else {
+    s.batch_size_given = s.batch_size > 0 ? nlohmann::json(std::to_string(s.batch_size)) : nlohmann::json("auto");
+  }
+  if (l.log_samples && l.output_path.empty()) throw Error("--log_samples: give --output_path too (as lm-eval requires)");
+  s.output_path = l.output_path;
+  s.output_log_samples = l.log_samples;
+  if (s.out_path.empty()) {
+    if (l.output_path.empty()) throw Error("--out (or --output_path) is required");
+    const std::string dir = l.output_path + "/" + lm_eval::sanitize_model_name(lm_eval::model_name_from_args(s.model_args));
+    std::filesystem::create_directories(dir);
+    s.out_path = dir + "/lm-eval.json";
+  }
+}
+
 void print_results(const nlohmann::json& result) {
   if (!result.contains("results")) return;  // a shard part: `foxeval merge` makes the result
+  std::printf("task\tmetric,filter\tvalue\tstderr\n");  // lm-eval's own table names its columns too
   for (auto& [task, r] : result["results"].items())
     for (auto& [key, v] : r.items()) {
       if (key == "alias" || key.find("_stderr,") != std::string::npos) continue;
@@ -55,29 +182,35 @@ void print_results(const nlohmann::json& result) {
     }
 }
 
+// Its tables and report sections (`foxeval table`, `foxeval report`).
+const results::KindRegistrar lm_eval_tables(lm_eval::table_kind);
+
 CommandRegistrar lm_eval_command([](CLI::App& root) {
   CLI::App* group = command_group(root, "lm-eval", "lm-evaluation-harness 0.4.4 tasks of the paper (zero-shot)");
 
   struct RequestArgs {
-    std::string tasks, data, out;
-    int64_t limit = -1;
+    std::string tasks, data = "hf", out, limit;
   };
   auto r = std::make_shared<RequestArgs>();
   CLI::App* req = group->add_subcommand("requests", "Write every request as lm-eval builds it (no model needed)");
   req->add_option("--tasks", r->tasks, kTaskHelp)->required();
-  req->add_option("--data", r->data, kDataHelp)->required();
+  req->add_option("--data", r->data, kDataHelp);
   req->add_option("--out", r->out, "requests, one JSON object per line")->required();
-  req->add_option("--limit", r->limit, "only the first N documents of each task (lm-eval's --limit)")->check(int_range(1));
+  req->add_option("--limit", r->limit, kLimitHelp);
   req->callback([r] { write_request_lines(r->tasks, r->data, r->limit, r->out); });
 
   auto s = std::make_shared<lm_eval::LmEvalSettings>();
-  auto shards = std::make_shared<std::pair<int64_t, int64_t>>(-1, -1);
+  auto shards = std::make_shared<ShardArgs>();
+  auto spell = std::make_shared<LmEvalSpellings>();
   CLI::App* run = group->add_subcommand("run", "Evaluate a model on the tasks; lm-eval's results dict");
-  run->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
+  run->add_option("--model", s->model_dir, "Hugging Face checkpoint directory or repo id (or --model_args pretrained=...)");
   run->add_option("--tasks", s->tasks, kTaskHelp)->required();
-  run->add_option("--data", s->data_dir, kDataHelp)->required();
-  run->add_option("--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
-  run->add_option("--limit", s->limit, "only the first N documents of each task (lm-eval's --limit)")->check(int_range(1));
+  run->add_option("--data", s->data_dir, kDataHelp);
+  run->add_option("--out", s->out_path,
+                  "result JSON (a shard part when --num-shards > 1); default with --output_path: "
+                  "DIR/{model_name_sanitized}/lm-eval.json");
+  run->add_option("--limit", spell->limit, kLimitHelp);
+  add_lm_eval_spellings(run, *spell);
   run->add_option("--batch-size", s->batch_size, "requests per forward (default: as many as fit --max-batch-tokens)")
       ->check(int_range(1, 1 << 20));
   run->add_option("--max-batch-tokens", s->max_batch_tokens, "tokens per forward when --batch-size is not set")
@@ -85,30 +218,18 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   run->add_option("--max-length", s->max_length, "HFLM max_length: longer requests keep their end (default 16384)")
       ->check(int_range(2, kMaxContextTokens));
   run->add_option("--log-samples", s->log_samples_path, "write per-document details (JSON lines) here");
-  run->add_option("--device", s->run.device, "cpu or cuda[:N]");
-  add_pruning_option(run, s->run);
-  run->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
-      ->check(CLI::IsMember({"float32", "bfloat16"}));
-  run->add_flag("--resume", s->resume, "continue an interrupted run from its journal");
-  run->add_option("--num-shards", shards->first, "split documents over N shards (default: from the launcher)")
-      ->check(int_range(1, 1 << 20));
-  run->add_option("--shard-index", shards->second, "this shard (default: from the launcher)")->check(int_range(0, 1 << 20));
-  run->add_option("--stop-after", s->stop_after_docs, "stop (exit 3, resumable) after N documents")->check(int_range(0));
-  run->callback([s, shards] {
+  add_run_options(run, s->run);
+  add_shard_options(run, *shards, "documents", "journal (OUT.journal.jsonl)");
+  run->add_option("--stop-after", s->stop_after_docs, "stop (exit 3, resumable) after N documents (default: none)")->check(int_range(0));
+  run->callback([run, s, shards, spell] {
     // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
-    const ShardPlan plan = plan_shards("lm-eval", shards->first, shards->second);
+    apply_lm_eval_spellings(run, *spell, *s);
+    const ShardPlan plan = resolve_task_run(run, "lm-eval", *shards, s->run);
     s->num_shards = plan.num_shards;
     s->shard_index = plan.shard_index;
-    s->run.device = device_for_local_rank(s->run.device, plan.local_rank);
-    try {
-      const nlohmann::json result = lm_eval::run_lm_eval(*s);
-      std::signal(SIGINT, SIG_IGN);  // written: a late signal must not turn this into a killed run
-      std::signal(SIGTERM, SIG_IGN);
-      print_results(result);
-    } catch (const RunInterrupted& e) {
-      std::fprintf(stderr, "foxeval lm-eval: %s\n", e.what());
-      std::exit(3);  // distinct from errors: the journal is saved, --resume continues
-    }
+    s->resume = shards->resume;
+    nlohmann::json result;
+    run_task("lm-eval", [&] { result = lm_eval::run_lm_eval(*s); }, [&] { print_results(result); });
   });
 });
 

@@ -168,6 +168,8 @@ std::string repo_folder_name(const std::string& repo_id) {
 
 std::string hub_cache_dir() { return find_cache_dir().path; }
 
+std::string python_expanduser(const std::string& path) { return expand_user(path); }
+
 std::string repo_id_problem(const std::string& repo_id) {
   const std::string q = "'" + repo_id + "'";
   if (repo_id.empty()) return "the repo id is empty";

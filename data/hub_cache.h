@@ -21,6 +21,11 @@ std::string resolve_model_dir(const std::string& spec);
 // written). One deviation: a variable set to the empty string counts as unset.
 std::string hub_cache_dir();
 
+// Python's os.path.expanduser: a leading "~" or "~user" becomes that home folder ($HOME for "~",
+// else the password database); a user that cannot be found leaves the path as written. (The
+// datasets cache, data/datasets_cache.h, expands only this, where huggingface_hub also expands $VAR.)
+std::string python_expanduser(const std::string& path);
+
 // Why `repo_id` is not a valid Hugging Face repo id ("name" or "namespace/name"; each part of
 // [A-Za-z0-9_.-], 1 to 96 characters, starting and ending with a letter, digit or '_'; no "--" or
 // "..", no ".git" ending), or "" when it is one.

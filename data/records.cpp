@@ -6,8 +6,8 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/json_row_builder.h"
 #include "data/parquet_reader.h"
-#include "data/utf8.h"
 #include "data/zip_archive.h"
 
 namespace foxeval {
@@ -39,62 +39,7 @@ std::vector<nlohmann::json> parse_jsonl(const std::string& text, const std::stri
   return records;
 }
 
-// Builds one JSON object per Parquet row from the reader's callbacks.
-class JsonRowBuilder final : public ParquetValueSink {
- public:
-  explicit JsonRowBuilder(std::vector<nlohmann::json>& rows) : rows_(rows) {}
-
-  void begin_row() override { open(nlohmann::json::object()); }
-  void end_row() override {
-    rows_.push_back(std::move(*stack_.back()));
-    stack_.clear();
-    row_.reset();
-  }
-  void key(const char* data, size_t size) override { key_.assign(data, size); }
-  void null_value() override { put(nullptr); }
-  void bool_value(bool v) override { put(v); }
-  void int_value(int64_t v) override { put(v); }
-  void uint_value(uint64_t v) override { put(v); }
-  void double_value(double v) override { put(v); }
-  void string_value(const char* data, size_t size) override {
-    std::string_view s(data, size);
-    // Parquet declares strings UTF-8 but Arrow does not check; invalid bytes would only fail
-    // later, far from the file, when the record is dumped.
-    if (utf8::first_invalid(s) != std::string_view::npos)
-      throw Error(fmt::format("field '{}': a string is not valid UTF-8", key_));
-    put(std::string(s));
-  }
-  void begin_list() override { open(nlohmann::json::array()); }
-  void end_list() override { stack_.pop_back(); }
-  void begin_struct() override { open(nlohmann::json::object()); }
-  void end_struct() override { stack_.pop_back(); }
-
- private:
-  // Places `v` in the innermost open container (under the last key for objects) and returns it.
-  nlohmann::json* put(nlohmann::json v) {
-    nlohmann::json& parent = *stack_.back();
-    if (parent.is_array()) {
-      parent.push_back(std::move(v));
-      return &parent.back();
-    }
-    nlohmann::json& slot = parent[key_];
-    slot = std::move(v);
-    return &slot;
-  }
-  void open(nlohmann::json container) {
-    if (stack_.empty()) {
-      row_ = std::make_unique<nlohmann::json>(std::move(container));
-      stack_.push_back(row_.get());
-    } else {
-      stack_.push_back(put(std::move(container)));
-    }
-  }
-
-  std::vector<nlohmann::json>& rows_;
-  std::unique_ptr<nlohmann::json> row_;
-  std::vector<nlohmann::json*> stack_;  // open containers, the row first
-  std::string key_;
-};
+using JsonRowBuilder = JsonRowBuilderT<nlohmann::json>;
 
 std::string extension_of(const std::string& path) { return std::filesystem::path(path).extension().string(); }
 

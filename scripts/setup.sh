@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what foxeval needs on Debian 12 (idempotent), then configures and builds build/.
 #   Debian packages: compilers, CMake/Ninja, CLI11, nlohmann/json, re2, fmt, doctest, blosc,
-#   libcurl (the NIAH judge's HTTP client), libzip (LongBench's data.zip), python3-jieba (the
+#   libcurl (the NIAH judge's HTTP client), libzip (LongBench's data.zip), libssl-dev (OpenSSL's
+#   SHA-256 for the content digests of models and data), python3-jieba (the
 #   dictionary and HMM tables LongBench's Chinese metrics segment with; read at run time).
 #   LibTorch: from PyPI's torch wheel (2.11, CUDA 13) in .venv/, plus test tooling.
 #   CUDA: the CUDA 13.0 toolkit (nvcc) must be installed (as on the CI image): kernels are
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 pkgs="build-essential cmake ninja-build pkg-config python3-venv libfmt-dev nlohmann-json3-dev libcli11-dev
-      doctest-dev libre2-dev libblosc-dev libcurl4-openssl-dev libzip-dev python3-jieba"
+      doctest-dev libre2-dev libblosc-dev libcurl4-openssl-dev libzip-dev libssl-dev python3-jieba"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -35,6 +36,12 @@ if ! .venv/bin/python -c 'import torch, numpy, safetensors, tiktoken, pyarrow' 2
   echo "[setup] pip install torch 2.11 (LibTorch) and test tooling" >&2
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r scripts/requirements.txt
+fi
+# lm-eval 0.4.4's own code reads foxeval's --output_path tree in tests/cli_lm_eval_test.sh: its
+# utils.py only (no torch/transformers stack), so the package goes in without its dependencies.
+if ! .venv/bin/python -c 'import importlib.util as u, pytablewriter, yaml, jinja2; assert u.find_spec("lm_eval")' 2>/dev/null; then
+  .venv/bin/pip install -q --no-deps lm_eval==0.4.4
+  .venv/bin/pip install -q pytablewriter pyyaml jinja2
 fi
 
 TORCH_PREFIX="$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')"

@@ -86,5 +86,60 @@ expect_error "label out of range" "label 5 is out of range" \
   "$FOXEVAL" lm-eval run --model $model --tasks copa --data "$tmp" --out "$tmp/x.json"
 expect_error "bad --limit" "--limit" "$FOXEVAL" lm-eval requests --tasks copa --data $data --out "$tmp/x.jsonl" --limit 0
 
+# --data hf (and the default): the same documents laid out in the Hugging Face caches
+# (tests/fixtures/lm_eval/caches, made by tests/tools/make_lm_eval_cache_fixtures.py with datasets
+# itself: sharded splits, decoy configs and splits, 0.4.4's and current lm-eval's ids) give the
+# same requests as the folder.
+caches=tests/fixtures/lm_eval/caches
+hf() { env -u HF_HOME -u XDG_CACHE_HOME HF_DATASETS_CACHE="$caches/datasets" HF_HUB_CACHE="$caches/hub" "$@"; }
+expect_ok "requests --data hf" hf "$FOXEVAL" lm-eval requests --tasks $all --data hf --out "$tmp/req_hf.jsonl"
+cmp -s "$tmp/req.jsonl" "$tmp/req_hf.jsonl" && ok || bad "--data hf: requests equal the folder's"
+mkdir -p "$tmp/home" && ln -s "$PWD/$caches/datasets" "$tmp/home/datasets" && ln -s "$PWD/$caches/hub" "$tmp/home/hub"
+expect_ok "requests, default --data" env -u HF_DATASETS_CACHE -u HF_HUB_CACHE -u HUGGINGFACE_HUB_CACHE HF_HOME="$tmp/home" \
+  "$FOXEVAL" lm-eval requests --tasks $all --out "$tmp/req_home.jsonl"
+cmp -s "$tmp/req.jsonl" "$tmp/req_home.jsonl" && ok || bad "default --data: HF_HOME's caches give the folder's requests"
+"$FOXEVAL" lm-eval requests --tasks piqa --data $data --out "$tmp/req_piqa.jsonl" 2>/dev/null
+expect_ok "save_to_disk folder" "$FOXEVAL" lm-eval requests --tasks piqa --data $caches/saved --out "$tmp/req_saved.jsonl"
+cmp -s "$tmp/req_piqa.jsonl" "$tmp/req_saved.jsonl" && ok || bad "save_to_disk DIR/{task}/: the folder's requests"
+expect_ok "save_to_disk itself" "$FOXEVAL" lm-eval requests --tasks piqa --data $caches/saved/piqa --out "$tmp/req_saved1.jsonl"
+cmp -s "$tmp/req_piqa.jsonl" "$tmp/req_saved1.jsonl" && ok || bad "one save_to_disk folder: the folder's requests"
+expect_error "save_to_disk for two tasks" "one dataset" "$FOXEVAL" lm-eval requests --tasks piqa,copa --data $caches/saved/piqa --out "$tmp/x.jsonl"
+# The newest hash folder wins, as datasets' offline reload: a newer decoy is picked, an older one is not.
+cp -r "$caches/datasets" "$tmp/dc" && chmod -R u+w "$tmp/dc"
+h="$tmp/dc/piqa/plain_text/0.0.0"
+cp -r "$h/4f1e8a0c2b6d9e3f" "$h/aaaa" && cp "$h/aaaa/piqa-train.arrow" "$h/aaaa/piqa-validation.arrow"
+touch -d '2001-01-01' "$h/aaaa"
+HF_DATASETS_CACHE="$tmp/dc" HF_HUB_CACHE="$tmp/none" "$FOXEVAL" lm-eval requests --tasks piqa --out "$tmp/req_old.jsonl" 2>/dev/null
+cmp -s "$tmp/req_piqa.jsonl" "$tmp/req_old.jsonl" && ok || bad "an older hash folder is not picked"
+touch "$h/aaaa"
+HF_DATASETS_CACHE="$tmp/dc" HF_HUB_CACHE="$tmp/none" "$FOXEVAL" lm-eval requests --tasks piqa --out "$tmp/req_new.jsonl" 2>/dev/null
+grep -q DECOY "$tmp/req_new.jsonl" && ok || bad "the newest hash folder is picked"
+expect_error "not in any cache" "datasets.load_dataset('baber/piqa', split='validation')" \
+  env HF_DATASETS_CACHE="$tmp/none" HF_HUB_CACHE="$tmp/none2" "$FOXEVAL" lm-eval requests --tasks piqa --out "$tmp/x.jsonl"
+expect_error "not found lists the places" "$tmp/none2/datasets--baber--piqa" \
+  env HF_DATASETS_CACHE="$tmp/none" HF_HUB_CACHE="$tmp/none2" "$FOXEVAL" lm-eval requests --tasks piqa --out "$tmp/x.jsonl"
+expect_ok "--limit as a fraction" "$FOXEVAL" lm-eval requests --tasks piqa --data $data --out "$tmp/req_f.jsonl" --limit 0.3
+[ "$(wc -l <"$tmp/req_f.jsonl")" -eq 4 ] && ok || bad "--limit 0.3 of 4 docs: ceil(1.2) = 2 docs, 4 requests"
+
+# lm-eval's spellings and its --output_path tree.
+expect_ok "lm-eval spellings" hf "$FOXEVAL" lm-eval run --model_args pretrained=$model,dtype=float32 --tasks piqa,wikitext,winogrande \
+  --batch_size auto --limit 2 --max-length 256 --output_path "$tmp/tree" --log_samples
+tree="$tmp/tree/..__shared__fixtures__trained__fox_pro_tiny_pg"
+ls "$tree"/results_*.json >/dev/null 2>&1 && ok || bad "--output_path: DIR/{model_name_sanitized}/results_{date}.json"
+[ "$(ls "$tree"/samples_piqa_*.jsonl | wc -l)" -eq 1 ] && [ "$(wc -l <"$tree"/samples_piqa_*.jsonl)" -eq 2 ] && ok || bad "samples_piqa_{date}.jsonl"
+expect_error "conflicting model" "given twice" "$FOXEVAL" lm-eval run --model $model --model_args pretrained=/elsewhere \
+  --tasks piqa --data $data --out "$tmp/x.json"
+expect_error "conflicting batch size" "given twice" "$FOXEVAL" lm-eval run --model $model --batch-size 4 --batch_size 8 \
+  --tasks piqa --data $data --out "$tmp/x.json"
+expect_error "log_samples without output_path" "--output_path" "$FOXEVAL" lm-eval run --model $model --log_samples \
+  --tasks piqa --data $data --out "$tmp/x.json"
+# lm-eval 0.4.4's own code reads the tree (scripts/setup.sh installs it into .venv).
+py=.venv/bin/python
+if $py -c "import importlib.util as u, pytablewriter, yaml, jinja2; assert u.find_spec('lm_eval')" 2>/dev/null; then
+  $py tests/tools/lm_eval_read_tree.py "$tmp/tree" && ok || bad "lm-eval's own code reads the tree"
+else
+  bad "lm-eval 0.4.4 is not in .venv: run scripts/setup.sh (pip install --no-deps lm_eval==0.4.4; pip install pytablewriter pyyaml jinja2)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

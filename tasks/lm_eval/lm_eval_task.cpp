@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -10,13 +11,16 @@
 
 #include "data/errors.h"
 #include "data/hub_cache.h"
+#include "data/dataset_rows.h"
 #include "data/records.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/lm_eval/hflm.h"
+#include "tasks/lm_eval/lm_eval_output.h"
 #include "tasks/lm_eval/metrics.h"
 #include "tasks/lm_eval/pystr.h"
+#include "tasks/lm_eval/task_data.h"
 #include "tasks/runner.h"
 
 namespace foxeval::lm_eval {
@@ -38,17 +42,25 @@ std::string task_data_file(const std::string& data_dir, const std::string& task)
   return has_jsonl ? jsonl : parquet;
 }
 
-TaskDocs load_task_docs(const TaskConfig& config, const std::string& data_dir, int64_t limit) {
+TaskDocs load_task_docs(const TaskConfig& config, const std::string& data, int64_t limit, double limit_fraction) {
+  const TaskData where = locate_task_data(config, data);
   TaskDocs t;
   t.config = config;
-  t.path = task_data_file(data_dir, config.name);
-  std::vector<json> records = read_records(t.path);
-  if (records.empty()) throw Error(fmt::format("{}: {} holds no documents", config.name, t.path));
+  t.path = where.description;
+  t.data_identity = where.identity;
+  std::vector<size_t> sizes;
+  std::vector<nlohmann::ordered_json> records = read_dataset_rows(where.files, &sizes);
+  if (records.empty()) throw Error(fmt::format("{}: {} holds no documents", config.name, where.description));
+  if (where.expected_rows >= 0 && static_cast<int64_t>(records.size()) != where.expected_rows)
+    throw Error(fmt::format("{}: {} holds {} documents, but the cache's dataset_info.json says {} (an incomplete copy?)",
+                            config.name, where.description, records.size(), where.expected_rows));
   t.total = static_cast<int64_t>(records.size());
+  // lm-eval's get_sample_size: int(math.ceil(len(docs) * limit)) for a limit below 1.
+  if (limit_fraction > 0) limit = static_cast<int64_t>(std::ceil(static_cast<double>(records.size()) * limit_fraction));
   const size_t n = limit < 0 ? records.size() : std::min(records.size(), static_cast<size_t>(limit));
   const DocFunction fn = doc_function(config.name);
   for (size_t i = 0; i < n; ++i) {
-    t.docs.push_back(fn(records[i], DocPlace{config.name, record_where(t.path, i)}));
+    t.docs.push_back(fn(sorted_json(records[i]), DocPlace{config.name, dataset_row_where(where.files, sizes, i)}));
     t.raw.push_back(std::move(records[i]));
   }
   return t;
@@ -68,6 +80,14 @@ std::vector<json> request_lines(const TaskDocs& docs) {
       out.push_back(std::move(j));
     }
   return out;
+}
+
+void record_answers(const json& r, DocScoring* s, std::vector<Answer>* answers) {
+  s->gold = r.value("gold", int64_t{-1});
+  if (r.contains("choice_len")) s->choice_len = r.at("choice_len").get<std::vector<int64_t>>();
+  s->words = r.value("words", int64_t{0});
+  s->bytes = r.value("bytes", int64_t{0});
+  for (const json& a : r.at("answers")) answers->push_back({a.at("logprob").get<double>(), a.at("is_greedy").get<bool>()});
 }
 
 DocScoring scoring_of(const DocParts& d) {
@@ -99,13 +119,6 @@ json make_record(const std::string& task, size_t doc_id, const DocScoring& s, co
   return r;
 }
 
-void read_record(const json& r, DocScoring* s, std::vector<Answer>* answers) {
-  s->gold = r.value("gold", int64_t{-1});
-  if (r.contains("choice_len")) s->choice_len = r.at("choice_len").get<std::vector<int64_t>>();
-  s->words = r.value("words", int64_t{0});
-  s->bytes = r.value("bytes", int64_t{0});
-  for (const json& a : r.at("answers")) answers->push_back({a.at("logprob").get<double>(), a.at("is_greedy").get<bool>()});
-}
 
 json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::vector<TaskDocs>& tasks) {
   const ModelInfo& info = model.info();
@@ -113,10 +126,10 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
   json names = json::array();
   for (const TaskDocs& t : tasks) {
     names.push_back(t.config.name);
-    data[t.config.name] = {{"file", fs::path(t.path).filename().string()},  // the digest says what it holds
-                           {"digest", digest_paths({t.path})},
-                           {"docs_total", t.total},
-                           {"docs_evaluated", t.docs.size()}};
+    json d = t.data_identity;  // file name(s) and the digest that says what they hold
+    d["docs_total"] = t.total;
+    d["docs_evaluated"] = t.docs.size();
+    data[t.config.name] = std::move(d);
   }
   nlohmann::json id = {{"tasks", names},
           {"data", data},
@@ -129,6 +142,7 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
           {"batch_size", s.batch_size},
           {"max_batch_tokens", s.max_batch_tokens},
           {"num_shards", s.num_shards}};
+  if (s.limit_fraction > 0) id["limit_fraction"] = s.limit_fraction;
   id.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
   return id;
 }
@@ -146,7 +160,7 @@ void write_log_samples(const std::string& path, const std::vector<TaskDocs>& tas
     const size_t d = r.at("doc_id").get<size_t>();
     DocScoring s;
     std::vector<Answer> answers;
-    read_record(r, &s, &answers);
+    record_answers(r, &s, &answers);
     json args = json::array(), resps = json::array();
     for (const TaskRequest& q : build_requests(t.config.output_type, t.config.target_delimiter, t.docs[d])) {
       json a = json::array();
@@ -164,7 +178,7 @@ void write_log_samples(const std::string& path, const std::vector<TaskDocs>& tas
       pair.push_back(a.is_greedy);
       resps.push_back(std::move(pair));
     }
-    json line = {{"task", t.config.name}, {"doc_id", d},         {"doc", t.raw[d]},
+    json line = {{"task", t.config.name}, {"doc_id", d},         {"doc", sorted_json(t.raw[d])},
                  {"target", t.docs[d].target}, {"arguments", args}, {"resps", resps}};
     if (s.gold >= 0) line["gold"] = s.gold;
     const json metrics = process_results(t.config, s, answers);  // named: items() must not outlive it
@@ -189,7 +203,7 @@ json build_lm_eval_result(const json& identity, const std::vector<json>& records
     const std::string task = r.at("task").get<std::string>();
     DocScoring s;
     std::vector<Answer> answers;
-    read_record(r, &s, &answers);
+    record_answers(r, &s, &answers);
     doc_metrics[task].push_back(process_results(task_config(task), s, answers));
   }
   json results = json::object(), n_samples = json::object(), versions = json::object(), n_shot = json::object(),
@@ -241,8 +255,13 @@ json run_lm_eval(const LmEvalSettings& s) {
   if (!s.log_samples_path.empty() && s.num_shards > 1)
     throw Error("--log-samples: not available with --num-shards > 1 (each shard has only its documents; "
                 "run the samples without shards)");
+  if (s.output_log_samples && s.num_shards > 1)
+    throw Error("--log_samples: not available with --num-shards > 1 (each shard has only its documents)");
+  const double start_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::vector<TaskConfig> configs = parse_task_list(s.tasks);
+  check_data_for_tasks(s.data_dir, configs.size());
   std::vector<TaskDocs> tasks;
-  for (const TaskConfig& c : parse_task_list(s.tasks)) tasks.push_back(load_task_docs(c, s.data_dir, s.limit));
+  for (const TaskConfig& c : configs) tasks.push_back(load_task_docs(c, s.data_dir, s.limit, s.limit_fraction));
 
   std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
@@ -354,6 +373,12 @@ json run_lm_eval(const LmEvalSettings& s) {
   });
   // Only the process that wrote the result holds every record (one shared run: rank 0).
   if (!s.log_samples_path.empty() && run.writes_result()) write_log_samples(s.log_samples_path, tasks, all_records);
+  if (!s.output_path.empty() && run.writes_result() && result.contains("results")) {
+    OutputTree tree{s.output_path, s.output_log_samples, s.model_args, s.batch_size_given, s.run.device,
+                    s.limit,       s.limit_fraction,     start_time};
+    const std::string path = write_output_tree(tree, result, tasks, all_records);
+    std::fprintf(stderr, "[lm-eval] lm-eval's output tree: %s\n", path.c_str());
+  }
   return result;
 }
 

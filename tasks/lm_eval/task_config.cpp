@@ -11,25 +11,14 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/resources.h"
 #include "tasks/lm_eval/docs.h"
 
 namespace foxeval::lm_eval {
 namespace fs = std::filesystem;
 
 std::string tasks_json_path() {
-  std::vector<std::string> tried;
-  if (const char* env = std::getenv("FOXEVAL_TASKS_DIR")) tried.push_back(std::string(env) + "/lm_eval/tasks.json");
-#ifdef FOXEVAL_DATA_DIR
-  tried.push_back((fs::path(FOXEVAL_DATA_DIR).parent_path() / "tasks/lm_eval/tasks.json").string());
-#endif
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) tried.push_back((exe.parent_path().parent_path() / "tasks/lm_eval/tasks.json").string());
-  for (const std::string& p : tried)
-    if (fs::is_regular_file(p)) return p;
-  throw Error(fmt::format("lm-eval task definitions (tasks/lm_eval/tasks.json) not found; tried: {} "
-                          "(set FOXEVAL_TASKS_DIR to the foxeval source's tasks/ folder)",
-                          fmt::join(tried, ", ")));
+  return find_resource({"lm-eval task definitions", "tasks/lm_eval/tasks.json", {}, "FOXEVAL_TASKS_DIR", "lm_eval/tasks.json"});
 }
 
 namespace {
@@ -47,6 +36,11 @@ std::map<std::string, TaskConfig> load_configs() {
       c.dataset_path = t.at("dataset_path").get<std::string>();
       c.dataset_name = t.at("dataset_name").is_null() ? "" : t.at("dataset_name").get<std::string>();
       c.split = t.at("split").get<std::string>();
+      for (const nlohmann::json& h : t.at("hf_ids"))
+        c.hf_ids.push_back({h.at("dataset_path").get<std::string>(),
+                            h.at("dataset_name").is_null() ? "" : h.at("dataset_name").get<std::string>(),
+                            h.at("from").get<std::string>()});
+      if (c.hf_ids.empty()) throw Error(fmt::format("{}: task '{}' has no hf_ids", path, c.name));
       c.output_type = t.at("output_type").get<std::string>();
       c.target_delimiter = t.at("target_delimiter").get<std::string>();
       c.version = t.at("version").get<double>();

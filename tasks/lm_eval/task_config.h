@@ -13,8 +13,15 @@ struct MetricSpec {
   bool higher_is_better = true;
 };
 
+// A Hugging Face dataset id (and config, "" for none) that holds the task's documents, and which
+// lm-eval YAML names it.
+struct HfDatasetId {
+  std::string dataset_path, dataset_name, from;
+};
+
 struct TaskConfig {
   std::string name, yaml, dataset_path, dataset_name, split;
+  std::vector<HfDatasetId> hf_ids;  // where `--data hf` looks, in order (0.4.4's id first)
   std::string output_type;  // multiple_choice, loglikelihood, loglikelihood_rolling
   std::string target_delimiter = " ";
   double version = 0;
