@@ -15,7 +15,7 @@
 #include "data/errors.h"
 #include "kernels/fused_glue.h"
 #include "models/layers.h"
-#include "models/recurrent_ops.h"
+#include "models/recurrent_lm.h"
 
 namespace foxeval {
 namespace {
@@ -89,6 +89,15 @@ class DeltaNetModel : public recurrent::RecurrentLM {
     return recurrent::fla_block_stack(ids, state, embeddings_, layers_, norm_, cfg_.eps, loader_.compute, loader_.device,
                                       [&](const Layer& w, const at::Tensor& h, const at::Tensor& real,
                                           std::vector<at::Tensor>* slots) { return attention(w, h, real, slots); });
+  }
+
+  DecayInfo decay_info() const override {
+    DecayInfo d;
+    d.what = "DeltaNet has no decay: the delta rule S_t = S_{t-1} + beta_t k_t (v_t - S_{t-1}^T k_t)^T erases "
+             "only along the current key k_t (beta is a write strength), nothing fades with distance";
+    d.layers = cfg_.num_layers;
+    d.heads = cfg_.num_heads;
+    return d;
   }
 
   at::Tensor short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real,

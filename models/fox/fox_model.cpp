@@ -15,6 +15,7 @@
 #include "models/fox/fox_config.h"
 #include "models/layers.h"
 #include "models/sequence_cache.h"
+#include "models/stage_timer.h"
 
 namespace foxeval {
 namespace {
@@ -143,6 +144,26 @@ class ForgettingTransformer : public CausalLM {
   const RunOptions& options() const override { return options_; }
   const at::Tensor& lm_head() const override { return lm_head_; }
 
+  DecayInfo decay_info() const override {
+    DecayInfo d;
+    d.layers = cfg_.num_layers;
+    d.heads = cfg_.num_heads;
+    d.has_attention = true;
+    d.head_dim = cfg_.head_dim;
+    if (cfg_.fgate_type == "full") {
+      d.kind = "forget_gate";
+      d.what = "FoX forget gate f_t = sigmoid(w_f . x_t + b_f), one per head and token (data-dependent); "
+               "key j counts at query i with exp(c_i - c_j), c_t = sum_{l<=t} log f_l";
+    } else if (cfg_.fgate_type == "none") {
+      d.what = "no forget gate (fgate_type none): softmax attention without decay, every key counts in full";
+    } else {
+      d.kind = "forget_gate";
+      d.what = fmt::format("FoX forget gate ({}): f = sigmoid(b_f), one constant per head, the same at every token",
+                           cfg_.fgate_type);
+    }
+    return d;
+  }
+
   std::unique_ptr<DecodeState> new_state(int64_t batch, const at::Tensor& seq_start) override {
     at::Tensor start = seq_start.defined() ? seq_start.to(loader_.device, at::kLong) : at::Tensor();
     return std::make_unique<FoxState>(batch, start, cfg_.num_layers);
@@ -249,7 +270,7 @@ class ForgettingTransformer : public CausalLM {
       const Block& b = blocks_[l];
       LayerState* ls = state ? &state->layers_[l] : nullptr;
       SlotLayer* sl = step ? &step->slots->layers[l] : nullptr;
-      h = add_rms_norm(x, attention(b.attn, h, positions, seq_start, ls, sl, step), b.mlp_norm, loader_.compute);
+      h = add_rms_norm(x, attention(l, b.attn, h, positions, seq_start, ls, sl, step), b.mlp_norm, loader_.compute);
       const bool last = l + 1 == cfg_.num_layers;
       h = add_rms_norm(x, mlp(b, h), last ? final_norm_ : blocks_[l + 1].attn_norm, last ? at::kFloat : loader_.compute);
     }
@@ -516,7 +537,7 @@ class ForgettingTransformer : public CausalLM {
     return attend(a, h, args, g);
   }
 
-  at::Tensor attention(const AttentionWeights& a, const at::Tensor& h, const at::Tensor& positions,
+  at::Tensor attention(int64_t layer, const AttentionWeights& a, const at::Tensor& h, const at::Tensor& positions,
                        const at::Tensor& seq_start, LayerState* ls, SlotLayer* sl, const SlotStep* step) {
     if (sl && h.is_cuda()) {
       at::Tensor out = attention_slots(a, h, *sl, *step);
@@ -550,8 +571,10 @@ class ForgettingTransformer : public CausalLM {
     }
     // c_t = cumulative log forget gate, continued from the cache: fp32 throughout.
     // Scan along the last dim: a cumsum over dim 1 of [B, T, H] runs H-wide on the GPU (6 ms at 16k).
-    at::Tensor cum = T == 1 ? log_fgate(a, h).reshape({B, H, 1})  // [B, 1, H] is [B, H, 1] in memory
-                            : at::cumsum(log_fgate(a, h).transpose(1, 2).contiguous(), -1);  // [B, H, T]
+    const at::Tensor lf = log_fgate(a, h);  // [B, T, H] fp32
+    if (capture_ && !sl) capture(layer, lf, q, k);
+    at::Tensor cum = T == 1 ? lf.reshape({B, H, 1})  // [B, 1, H] is [B, H, 1] in memory
+                            : at::cumsum(lf.transpose(1, 2).contiguous(), -1);  // [B, H, T]
     AttentionArgs args;
     args.q = q.transpose(1, 2);
     if (sl) {  // one token per row, written at its own position of the fixed-capacity caches
@@ -578,6 +601,16 @@ class ForgettingTransformer : public CausalLM {
     return attend(a, h, args, at::Tensor());
   }
 
+  // Hands the capture (model.h) this layer's log forget gate and, for its chosen head, q and k as
+  // the attention reads them ([B, T, H, D] / [B, T, Hkv, D]). The tensors are the forward's own.
+  void capture(int64_t layer, const at::Tensor& lf, const at::Tensor& q, const at::Tensor& k) {
+    if (cfg_.fgate_type != "none") capture_->log_decay(layer, lf);
+    const auto [ql, qh] = capture_->qk_head();
+    if (ql != layer || qh < 0 || qh >= cfg_.num_heads) return;
+    const int64_t kh = qh / (cfg_.num_heads / cfg_.num_kv_heads);
+    capture_->qk(q.select(2, qh).to(at::kFloat), k.select(2, kh).to(at::kFloat));
+  }
+
   // The tail both paths share: the attention over args (q, k, v, c and lengths set), then the
   // output norm and gate and o_proj (attention_output).
   at::Tensor attend(const AttentionWeights& a, const at::Tensor& h, AttentionArgs& args, const at::Tensor& g) {
@@ -585,7 +618,12 @@ class ForgettingTransformer : public CausalLM {
     args.scale = 1.0 / std::sqrt(static_cast<double>(cfg_.head_dim));
     if (cfg_.has_log_pruning_tolerance && cfg_.fgate_type != "none")
       args.adaptive_threshold = pruning_threshold(a, args.q, args.k, args.kv_len);
-    at::Tensor o = forgetting_attention(args).transpose(1, 2).reshape({h.size(0), h.size(1), cfg_.num_heads * cfg_.head_dim});
+    at::Tensor o;
+    {
+      StageTimer timer("attention");
+      o = forgetting_attention(args);
+    }
+    o = o.transpose(1, 2).reshape({h.size(0), h.size(1), cfg_.num_heads * cfg_.head_dim});
     return attention_output(a, h, o, g);
   }
 

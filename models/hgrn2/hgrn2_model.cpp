@@ -16,7 +16,7 @@
 
 #include "data/errors.h"
 #include "models/layers.h"
-#include "models/recurrent_ops.h"
+#include "models/recurrent_lm.h"
 
 namespace foxeval {
 namespace {
@@ -91,7 +91,22 @@ class Hgrn2Model : public recurrent::RecurrentLM {
   at::Tensor forward_segment(const at::Tensor& ids, recurrent::RecurrentState* state) override {
     return recurrent::fla_block_stack(ids, state, embeddings_, layers_, norm_, cfg_.eps, loader_.compute, loader_.device,
                                       [&](const Layer& w, const at::Tensor& h, const at::Tensor& real,
-                                          std::vector<at::Tensor>* slots) { return attention(w, h, real, slots); });
+                                          std::vector<at::Tensor>* slots) {
+                                        return attention(static_cast<int64_t>(&w - layers_.data()), w, h, real, slots);
+                                      });
+  }
+
+  DecayInfo decay_info() const override {
+    DecayInfo d;
+    d.kind = "channel_forget_gate";
+    d.what = fmt::format("HGRN2 forget gate g = sigmoid(f_proj x_t), one per key dimension: {} per head "
+                         "(expand_ratio) and token; channel c of the state keeps token j's write at token i "
+                         "with prod_{{j<l<=i}} g_l[c] (the learned lower bound is unused, as in the official forward)",
+                         cfg_.expand_ratio);
+    d.layers = cfg_.num_layers;
+    d.heads = cfg_.num_heads;
+    d.channels = cfg_.expand_ratio;
+    return d;
   }
 
   // fla ShortConvolution without activation.
@@ -100,7 +115,8 @@ class Hgrn2Model : public recurrent::RecurrentLM {
     return recurrent::fla_short_conv(x, weight, false, real, slots ? &(*slots)[slot] : nullptr, loader_.compute);
   }
 
-  at::Tensor attention(const Layer& w, const at::Tensor& h, const at::Tensor& real, std::vector<at::Tensor>* slots) {
+  at::Tensor attention(int64_t layer, const Layer& w, const at::Tensor& h, const at::Tensor& real,
+                       std::vector<at::Tensor>* slots) {
     const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads, K = cfg_.expand_ratio, V = cfg_.head_i_dim;
     const at::ScalarType cd = loader_.compute;
     at::Tensor q = foxeval::linear(h, w.q_proj), f = foxeval::linear(h, w.f_proj), i = foxeval::linear(h, w.i_proj);
@@ -114,6 +130,7 @@ class Hgrn2Model : public recurrent::RecurrentLM {
     at::Tensor f32 = f.to(at::kFloat);
     at::Tensor k = recurrent::round_to(1.0 - at::sigmoid(f32), cd);  // cast to i's dtype as the official
     at::Tensor g = recurrent::zero_padding(at::log_sigmoid(f32), real);  // ... and no decay
+    if (capture_) capture_->log_decay(layer, g.reshape({B, T, H, K}));
     auto heads = [&](const at::Tensor& t, int64_t d) { return t.to(at::kFloat).view({B, T, H, d}).transpose(1, 2); };
     at::Tensor gla_state;
     at::Tensor& st = slots ? (*slots)[kGlaState] : gla_state;

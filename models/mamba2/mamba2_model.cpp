@@ -20,11 +20,11 @@
 #include <optional>
 
 #include "data/errors.h"
-#include "data/python_json.h"
+#include "data/python/python_json.h"
 #include "kernels/mamba2_glue.h"
 #include "kernels/recurrent_gla.h"
 #include "models/layers.h"
-#include "models/recurrent_ops.h"
+#include "models/recurrent_lm.h"
 #include "models/stage_timer.h"
 
 namespace foxeval {
@@ -122,14 +122,14 @@ class Mamba2Model : public recurrent::RecurrentLM {
     for (int64_t l = 0; l < cfg_.num_layers; ++l) {
       std::vector<at::Tensor>* slots = state ? &state->layers[l] : nullptr;
       const bool last = l + 1 == cfg_.num_layers;
-      h = recurrent::add_rms_norm(x, mixer(layers_[l], h, real, slots), last ? norm_f_ : layers_[l + 1].norm, cfg_.eps,
+      h = recurrent::add_rms_norm(x, mixer(l, layers_[l], h, real, slots), last ? norm_f_ : layers_[l + 1].norm, cfg_.eps,
                                   last ? at::kFloat : loader_.compute);
     }
     if (state) state->consumed += ids.size(1);
     return h;
   }
 
-  at::Tensor mixer(const Layer& w, const at::Tensor& h_in, const at::Tensor& real, std::vector<at::Tensor>* slots) {
+  at::Tensor mixer(int64_t layer, const Layer& w, const at::Tensor& h_in, const at::Tensor& real, std::vector<at::Tensor>* slots) {
     const int64_t B = h_in.size(0), T = h_in.size(1), E = cfg_.intermediate_size, N = cfg_.state_size;
     const int64_t H = cfg_.num_heads, P = cfg_.head_dim;
     const at::ScalarType cd = loader_.compute;
@@ -153,7 +153,9 @@ class Mamba2Model : public recurrent::RecurrentLM {
                                                gpu_path ? cd : at::kFloat);
     at::Tensor xs = recurrent::zero_padding(conv.narrow(-1, 0, E), real).view({B, T, H, P});
     at::Tensor dt = time_step(at::softplus(dt_raw.to(at::kFloat) + w.dt_bias));  // [B,T,H]
-    at::Tensor g = (dt * w.A).permute({0, 2, 1}).unsqueeze(-1);                 // [B,H,T,1]
+    at::Tensor log_decay = dt * w.A;                                             // [B,T,H]
+    if (capture_) capture_->log_decay(layer, log_decay);
+    at::Tensor g = log_decay.permute({0, 2, 1}).unsqueeze(-1);                 // [B,H,T,1]
     // B, C [B,T,N] read by every head: expanded views, never copied.
     auto heads = [&](const at::Tensor& m) { return m.unsqueeze(1).expand({B, H, T, N}); };
     at::Tensor Bc = conv.narrow(-1, E, N), Cc = conv.narrow(-1, E + N, N);
@@ -214,6 +216,16 @@ class Mamba2Model : public recurrent::RecurrentLM {
     if (!lower && !upper) return dt;
     return at::clamp(dt, lower ? std::optional<at::Scalar>(cfg_.dt_min) : std::nullopt,
                      upper ? std::optional<at::Scalar>(cfg_.dt_max) : std::nullopt);
+  }
+
+  DecayInfo decay_info() const override {
+    DecayInfo d;
+    d.kind = "ssm_decay";
+    d.what = "Mamba-2 state decay a_t = exp(dt_t * A), one per head and token (dt = softplus(dt_raw + dt_bias), "
+             "A = -exp(A_log)); the state keeps token j's write at token i with prod_{j<l<=i} a_l";
+    d.layers = cfg_.num_layers;
+    d.heads = cfg_.num_heads;
+    return d;
   }
 
   void load(Checkpoint& ckpt) {
