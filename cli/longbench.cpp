@@ -8,8 +8,10 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/generation_options.h"
 #include "cli/validators.h"
+#include "data/python/json_dumps.h"
 #include "data/json_file.h"
 #include "data/tokenizer.h"
 #include "tasks/distributed.h"
@@ -17,6 +19,7 @@
 #include "tasks/longbench/longbench_official.h"
 #include "tasks/longbench/longbench_prompt_set.h"
 #include "tasks/longbench/longbench_run.h"
+#include "tasks/longbench/longbench_table.h"
 #include "tasks/runner.h"
 
 namespace foxeval {
@@ -32,8 +35,11 @@ void add_prompt_options(CLI::App* cmd, longbench::PromptSettings& p) {
 }
 
 void print_scores(const nlohmann::json& scores) {
-  for (auto it = scores.begin(); it != scores.end(); ++it) std::printf("%s\t%s\n", it.key().c_str(), longbench::python_json_dumps(it.value()).c_str());
+  for (auto it = scores.begin(); it != scores.end(); ++it) std::printf("%s\t%s\n", it.key().c_str(), foxeval::python_json_dumps(it.value()).c_str());
 }
+
+// Its tables and report sections (`foxeval table`, `foxeval report`).
+const results::KindRegistrar longbench_tables(longbench::table_kind);
 
 CommandRegistrar longbench_command([](CLI::App& root) {
   CLI::App* group = command_group(root, "longbench", "LongBench / LongBench-E: prompts, run, score (official pred.py/eval.py)");
@@ -59,33 +65,26 @@ CommandRegistrar longbench_command([](CLI::App& root) {
   // ---- run ----
   {
     auto s = std::make_shared<longbench::RunSettings>();
-    auto shards = std::make_shared<std::pair<int64_t, int64_t>>(-1, -1);
+    auto shards = std::make_shared<ShardArgs>();
     CLI::App* cmd = group->add_subcommand("run", "Generate and score (resumable, shardable); writes the official pred files and result.json");
     cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
     add_prompt_options(cmd, s->prompts);
     cmd->add_option("--out", s->out_dir, "folder: run.json, {task}.jsonl + .done, result.json")->required();
     cmd->add_option("--limit", s->prompts.limit, "first N records of each task (default: all)")->check(int_range(1));
-    cmd->add_option("--device", s->run.device, "cpu or cuda[:N]");
-    add_pruning_option(cmd, s->run);
-  cmd->add_option("--dtype", s->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
-        ->check(CLI::IsMember({"float32", "bfloat16"}));
+    add_run_options(cmd, s->run);
     cmd->add_option("--max-new-tokens", s->max_new_tokens, "cap every task's generation length (quick checks; default: dataset2maxlen)")
         ->check(int_range(1));
     add_generation_options(cmd, s->generation);
-    cmd->add_option("--num-shards", shards->first, "split the records over N shards (default: from the launcher)");
-    cmd->add_option("--shard-index", shards->second, "this shard (default: from the launcher)");
-    cmd->add_flag("--resume", s->resume, "continue an interrupted run from its journal");
-    cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues)");
-    cmd->callback([s, shards] {
+    add_shard_options(cmd, *shards, "records", "journal (OUT/run.json.journal.jsonl)");
+    cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues; default: none)");
+    cmd->callback([cmd, s, shards] {
       // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
-      const ShardPlan plan = plan_shards("longbench", shards->first, shards->second);
+      const ShardPlan plan = resolve_task_run(cmd, "longbench", *shards, s->run);
       s->num_shards = plan.num_shards;
       s->shard_index = plan.shard_index;
-      s->run.device = device_for_local_rank(s->run.device, plan.local_rank);
-      try {
-        const nlohmann::json result = longbench::run_longbench(*s);
-        std::signal(SIGINT, SIG_IGN);  // the result is written; a late signal must not look like a kill
-        std::signal(SIGTERM, SIG_IGN);
+      s->resume = shards->resume;
+      nlohmann::json result;
+      run_task("longbench run", [&] { result = longbench::run_longbench(*s); }, [&] {
         if (s->num_shards > 1) {
           std::printf("shard %lld of %lld written; combine the parts with `foxeval merge`, then `foxeval longbench export`\n",
                       static_cast<long long>(s->shard_index), static_cast<long long>(s->num_shards));
@@ -94,10 +93,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
         print_scores(result.at("scores"));
         for (auto it = result.at("score_errors").begin(); it != result.at("score_errors").end(); ++it)
           std::fprintf(stderr, "[longbench] %s not scored: %s\n", it.key().c_str(), it.value().get<std::string>().c_str());
-      } catch (const RunInterrupted& e) {
-        std::fprintf(stderr, "foxeval longbench run: %s\n", e.what());
-        std::exit(3);
-      }
+      });
     });
   }
 
@@ -134,7 +130,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     cmd->add_option("--out", *out, "write the scores as eval.py's result.json");
     cmd->callback([dir, out, e] {
       const longbench::PredDirScores scored = longbench::score_pred_dir(*dir, *e);
-      if (!out->empty()) write_text_atomic(*out, longbench::python_json_dumps(scored.scores, 4));
+      if (!out->empty()) write_text_atomic(*out, foxeval::python_json_dumps(scored.scores, 4));
       print_scores(scored.scores);
       // Whatever could be scored is written; a file that could not be is named, and the exit says so.
       for (const auto& [file, why] : scored.unscored) std::fprintf(stderr, "[longbench score] %s not scored: %s\n", file.c_str(), why.c_str());

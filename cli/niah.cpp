@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/generation_options.h"
 #include "cli/validators.h"
 #include "data/json_file.h"
@@ -16,6 +17,7 @@
 #include "tasks/niah/niah_judge.h"
 #include "tasks/niah/niah_score.h"
 #include "tasks/niah/niah_task.h"
+#include "tasks/niah/niah_table.h"
 #include "tasks/runner.h"
 
 namespace foxeval {
@@ -69,6 +71,9 @@ void add_judge_options(CLI::App* cmd, niah::JudgeSettings& j) {
       ->check(number_range(0.0, 86400.0, true));
 }
 
+// Its tables and report sections (`foxeval table`, `foxeval report`).
+const results::KindRegistrar niah_tables(niah::table_kind);
+
 CommandRegistrar niah_command([](CLI::App& root) {
   CLI::App* group = command_group(root, "niah", "Needle in a haystack: prompts, the sweep, scoring");
 
@@ -87,7 +92,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
   // ---- run ----
   auto ra = std::make_shared<SpecArgs>();
   auto rs = std::make_shared<niah::RunSettings>();
-  auto shards = std::make_shared<std::pair<int64_t, int64_t>>(-1, -1);
+  auto shards = std::make_shared<ShardArgs>();
   CLI::App* run = group->add_subcommand("run", "The whole sweep: generate every cell, score, write RESULT.json");
   run->add_option("--model", rs->model_dir, "Hugging Face checkpoint directory")->required();
   run->add_option("--haystack", rs->haystack_dir, "folder of .txt files (Paul Graham essays)")->required();
@@ -97,32 +102,19 @@ CommandRegistrar niah_command([](CLI::App& root) {
       ->check(int_range(1, kMaxNewTokens));
   run->add_option("--pred-dir", rs->pred_dir, "also write pred.py's layout: Huggingface_len_L_depth_D.txt + .txt.done");
   add_generation_options(run, rs->generation);
-  run->add_option("--device", rs->run.device, "cpu or cuda[:N]");
-  add_pruning_option(run, rs->run);
-  run->add_option("--dtype", rs->run.dtype, "float32 or bfloat16 (the official bf16 autocast numerics)")
-      ->check(CLI::IsMember({"float32", "bfloat16"}));
-  run->add_option("--num-shards", shards->first, "split the cells over N shards (default: from the launcher)")
-      ->check(int_range(1, 1 << 20));
-  run->add_option("--shard-index", shards->second, "this shard (default: from the launcher)")->check(int_range(0, 1 << 20));
-  run->add_flag("--resume", rs->resume, "continue an interrupted sweep from its journal (OUT.journal.jsonl)");
-  run->add_option("--stop-after", rs->stop_after, "stop (exit 3, resumable) after the N-th cell finishes")
+  add_run_options(run, rs->run);
+  add_shard_options(run, *shards, "cells", "journal (OUT.journal.jsonl)");
+  run->add_option("--stop-after", rs->stop_after, "stop (exit 3, resumable) after the N-th cell finishes (default: none)")
       ->check(int_range(0));
-  run->callback([ra, rs, shards] {
+  run->callback([run, ra, rs, shards] {
     rs->spec = ra->parsed();
     // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
-    const ShardPlan plan = plan_shards("niah", shards->first, shards->second);
+    const ShardPlan plan = resolve_task_run(run, "niah", *shards, rs->run);
     rs->num_shards = plan.num_shards;
     rs->shard_index = plan.shard_index;
-    rs->run.device = device_for_local_rank(rs->run.device, plan.local_rank);
-    try {
-      const nlohmann::json result = niah::run_sweep(*rs);
-      std::signal(SIGINT, SIG_IGN);  // the result is written: a late signal must not look like a kill
-      std::signal(SIGTERM, SIG_IGN);
-      niah::print_summary(result);
-    } catch (const RunInterrupted& e) {
-      std::fprintf(stderr, "foxeval niah run: %s\n", e.what());
-      std::exit(3);
-    }
+    rs->resume = shards->resume;
+    nlohmann::json result;
+    run_task("niah run", [&] { result = niah::run_sweep(*rs); }, [&] { niah::print_summary(result); });
   });
 
   // ---- score ----
@@ -198,7 +190,7 @@ CommandRegistrar plot_niah_command([](CLI::App& root) {
   cmd->add_option("--label", *labels, "panel title per file, in order (default: the model folder's name)");
   cmd->add_option("-o,--out", *out, "SVG file")->required();
   cmd->add_flag("--judge", *judge, "colour by the judge's ratings instead of the offline score");
-  cmd->add_option("--train-length", *train, "dashed line at this context length, the training one (the paper: 16384)")
+  cmd->add_option("--train-length", *train, "dashed line at this context length, the training one (the paper: 16384; default 0: none)")
       ->check(int_range(0, kMaxContextTokens));
   cmd->callback([files, labels, out, judge, train] {
     niah::plot_niah_files(*files, *labels, *out, *judge, *train);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile and broken inputs (issue 30), end to end: every case must end as a refusal with exit 2,
+# Hostile and broken inputs, end to end: every case must end as a refusal with exit 2,
 # a short message naming the flag/file/field (no stack trace, no control characters from outside),
 # no signal, in bounded time, and nothing written outside the case's --out. Also: the judge
 # against a hostile local server (127.0.0.1 only), and the lock that keeps two runs off one --out.
@@ -190,9 +190,9 @@ printf '{"cells": [{"length": "x", "depth": 0, "prediction": 5}], "header": {"se
 refuse "niah score --result with cells of the wrong types" "--result $tmp/bad_result.json" "$FOXEVAL" niah score --result "$tmp/bad_result.json" --out "$out/ps.json"
 
 # ---- merge: shard parts are input too ----
-printf '{"kind": "foxeval-loss-part", "identity": {"num_shards": 1000000000000000000, "seq_len": 4}, "shard_index": 0, "sum_fixed": [1,2,3,4], "documents": 1, "elapsed_s": 1}' >"$tmp/p1.json"
+printf '{"kind": "foxeval-part", "task": "loss", "identity": {"seq_len": 4}, "items": ["w"], "num_shards": 1000000000000000000, "shard_index": 0, "done": ["w"], "state": {"sum_fixed": [1,2,3,4], "documents": 1, "rows": 1, "tokens_dropped": 0, "rows_unread": 0}, "elapsed_s": 1}' >"$tmp/p1.json"
 refuse "merge: a part claiming 1e18 shards (no hang)" "num_shards" "$FOXEVAL" merge --out "$out/m.json" "$tmp/p1.json"
-printf '{"kind": "foxeval-loss-part", "identity": {"num_shards": 1, "seq_len": 400}, "shard_index": 0, "sum_fixed": [1], "documents": 1, "elapsed_s": 1}' >"$tmp/p2.json"
+printf '{"kind": "foxeval-part", "task": "loss", "identity": {"num_shards": 1, "seq_len": 400}, "items": ["w"], "num_shards": 1, "shard_index": 0, "done": ["w"], "state": {"sum_fixed": [1], "documents": 1, "rows": 1, "tokens_dropped": 0, "rows_unread": 0}, "elapsed_s": 1}' >"$tmp/p2.json"
 refuse "merge: a part with too few sums" "sum_fixed has 1 positions" "$FOXEVAL" merge --out "$out/m.json" "$tmp/p2.json"
 printf '{"kind": "foxeval-part", "task": "niah", "identity": {}, "items": ["a"], "num_shards": 3, "shard_index": 7, "records": {}}' >"$tmp/p3.json"
 refuse "merge: a shard index out of range" "shard_index 7 is outside [0, 3)" "$FOXEVAL" merge --out "$out/m.json" "$tmp/p3.json"

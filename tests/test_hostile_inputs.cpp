@@ -1,4 +1,4 @@
-// Hostile and broken inputs at the library level (issue 30): every one a foxeval::Error that names
+// Hostile and broken inputs at the library level: every one a foxeval::Error that names
 // the file, field or flag, never a crash, a silent acceptance or a read outside the named folder.
 // The command-line side (exit codes, messages, time bounds, the judge, the output lock between
 // processes) is tests/cli_hostile_test.sh.
@@ -18,7 +18,7 @@
 #include "data/model_files.h"
 #include "data/safetensors.h"
 #include "models/registry.h"
-#include "tasks/loss.h"
+#include "tasks/loss/loss.h"
 #include "tasks/niah/niah_judge.h"
 #include "tasks/output_lock.h"
 #include "tests/temp_files.h"

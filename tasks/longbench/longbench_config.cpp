@@ -9,6 +9,7 @@
 #include <set>
 
 #include "data/errors.h"
+#include "data/resources.h"
 #include "data/json_file.h"
 
 namespace fs = std::filesystem;
@@ -19,11 +20,6 @@ namespace {
 constexpr const char* kPromptFile = "dataset2prompt.json";
 constexpr const char* kMaxlenFile = "dataset2maxlen.json";
 
-bool holds_config(const fs::path& dir) {
-  std::error_code ec;
-  return fs::is_regular_file(dir / kPromptFile, ec) && fs::is_regular_file(dir / kMaxlenFile, ec);
-}
-
 std::string known_tasks(const TaskConfig& config) {
   std::string s;
   for (const auto& [task, _] : config.prompt) s += (s.empty() ? "" : ", ") + task;
@@ -33,20 +29,8 @@ std::string known_tasks(const TaskConfig& config) {
 }  // namespace
 
 std::string bundled_config_dir() {
-  if (const char* env = std::getenv("FOXEVAL_LONGBENCH_CONFIG"); env && *env) return env;
-  std::vector<fs::path> candidates;
-#ifdef FOXEVAL_DATA_DIR
-  candidates.push_back(fs::path(FOXEVAL_DATA_DIR) / ".." / "tasks" / "longbench" / "config");
-#endif
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path() / ".." / "tasks" / "longbench" / "config");
-  for (const fs::path& c : candidates)
-    if (holds_config(c)) return c.lexically_normal().string();
-  std::string tried;
-  for (const fs::path& c : candidates) tried += " " + c.lexically_normal().string();
-  throw Error(fmt::format("the bundled LongBench config ({}, {}) was not found; tried{}; pass --config DIR",
-                          kPromptFile, kMaxlenFile, tried));
+  return find_resource({"the bundled LongBench config (or pass --config DIR)", "tasks/longbench/config",
+                        {kPromptFile, kMaxlenFile}, "FOXEVAL_LONGBENCH_CONFIG", ""});
 }
 
 TaskConfig load_task_config(const std::string& dir) {

@@ -7,7 +7,7 @@
 #include "data/errors.h"
 #include "data/records.h"
 #include "data/zip_archive.h"
-#include "tasks/longbench/python_numbers.h"
+#include "data/python/numbers.h"
 
 namespace fs = std::filesystem;
 
