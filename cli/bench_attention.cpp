@@ -132,8 +132,7 @@ void run_bench(const BenchOptions& opt) {
 }
 
 const CommandRegistrar kRegister([](CLI::App& root) {
-  CLI::App* bench = command_group(root, "bench", "Time kernels and components");
-  CLI::App* sub = bench->add_subcommand("attention", "Time Forgetting Attention CUDA kernels against SDPA (flash and default)");
+  CLI::App* sub = bench_subcommand(root, "attention", "Time Forgetting Attention CUDA kernels against SDPA (flash and default)");
   auto opt = std::make_shared<BenchOptions>();
   sub->add_option("--out", opt->out, "JSON output path (default results/bench/attention-<gpu>.json)");
   sub->add_option("--warmup", opt->warmup, "warm-up calls per kernel")->check(int_range(0, 1000));

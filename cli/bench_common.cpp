@@ -5,14 +5,39 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdio>
 #include <chrono>
 #include <ctime>
 
 #include "cli/command.h"
+#include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/errors.h"
+#include "data/json_file.h"
 
 namespace foxeval {
+
+CLI::App* bench_subcommand(CLI::App& root, const std::string& name, const std::string& about) {
+  return command_group(root, "bench", "Time kernels and components")->add_subcommand(name, about);
+}
+
+void write_bench_json(const nlohmann::json& doc, const std::string& out, const std::string& stem, const std::string& gpu) {
+  const std::string path = out.empty() ? "results/bench/" + stem + "-" + slug(gpu) + ".json" : out;
+  write_json_atomic(path, doc);
+  std::printf("wrote %s\n", path.c_str());
+}
+
+void add_decode_bench_options(CLI::App* sub, DecodeBenchArgs& a, const std::string& stem, std::function<void()> run) {
+  sub->add_option("--bandwidth-gbs", a.bandwidth_gbs, "memory bandwidth for the bound on the CPU, GB/s (on a GPU it is measured)")
+      ->check(positive_number());
+  sub->add_option("--seed", a.seed, "seed of the random prompt ids")->check(unsigned_integer());
+  add_run_options(sub, a.run);
+  sub->add_option("--out", a.out, "JSON output path (default results/bench/" + stem + "-<gpu>.json)");
+  sub->callback([sub, &a, run] {
+    resolve_run(sub, a.run);
+    run();
+  });
+}
 
 std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag) {
   std::vector<int64_t> v = parse_int_list(s, flag);

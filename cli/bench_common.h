@@ -3,15 +3,37 @@
 // decode step.
 #pragma once
 #include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
 
 namespace foxeval {
+
+// The `foxeval bench NAME` subcommand (the bench group made on first use).
+CLI::App* bench_subcommand(CLI::App& root, const std::string& name, const std::string& about);
+
+// Writes a bench's result atomically to `out`, or where --out is not given to
+// results/bench/{stem}-{slug(gpu)}.json, and prints where.
+void write_bench_json(const nlohmann::json& doc, const std::string& out, const std::string& stem, const std::string& gpu);
+
+// What the decoding benches (decode, generate) share on the command line.
+struct DecodeBenchArgs {
+  std::string out;
+  double bandwidth_gbs = 3000;
+  uint64_t seed = 0;
+  RunOptions run;
+};
+
+// Their last options: --bandwidth-gbs, --seed, the run options and --out (default
+// results/bench/{stem}-<gpu>.json); the callback resolves the run options, then calls `run`.
+void add_decode_bench_options(CLI::App* sub, DecodeBenchArgs& a, const std::string& stem, std::function<void()> run);
 
 // A non-empty list of positive integers ("1,4,16"); errors name the flag.
 std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag);

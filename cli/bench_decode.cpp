@@ -33,12 +33,9 @@
 namespace foxeval {
 namespace {
 
-struct BenchDecodeArgs {
-  std::string model, batches = "1,4,16,64", prompt_lens = "1024,8192,32768", out;
+struct BenchDecodeArgs : DecodeBenchArgs {
+  std::string model, batches = "1,4,16,64", prompt_lens = "1024,8192,32768";
   int64_t new_tokens = 64, prefill_chunk = 4096;
-  double bandwidth_gbs = 3000;
-  uint64_t seed = 0;
-  RunOptions run;
 };
 
 // Seconds per decode step of `decoder`: warm-up runs, then timed runs of 16 steps.
@@ -147,29 +144,18 @@ void run_bench_decode(const BenchDecodeArgs& a) {
                         {"bandwidth_bytes_per_s", bandwidth},
                         {"bound", "batch / ((parameters x element size + slot state bytes at the mean context) / copy bandwidth)"},
                         {"rows", rows}};
-  const std::string path = a.out.empty() ? "results/bench/decode-" + slug(gpu) + ".json" : a.out;
-  write_json_atomic(path, doc);
-  std::printf("wrote %s\n", path.c_str());
+  write_bench_json(doc, a.out, "decode", gpu);
 }
 
 CommandRegistrar bench_decode_command([](CLI::App& root) {
   auto a = std::make_shared<BenchDecodeArgs>();
-  CLI::App* bench = command_group(root, "bench", "Time kernels and components");
-  CLI::App* sub = bench->add_subcommand("decode", "Prefill and decode throughput vs the memory-bandwidth bound");
+  CLI::App* sub = bench_subcommand(root, "decode", "Prefill and decode throughput vs the memory-bandwidth bound");
   sub->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
   sub->add_option("--batch", a->batches, "batch sizes, comma separated (default 1,4,16,64)");
   sub->add_option("--prompt-len", a->prompt_lens, "contexts, comma separated (default 1024,8192,32768)");
   sub->add_option("--new-tokens", a->new_tokens, "decode steps timed per row (default 64)")->check(int_range(2, int64_t(1) << 20));
   sub->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward (default 4096)")->check(int_range(1, kMaxContextTokens));
-  sub->add_option("--bandwidth-gbs", a->bandwidth_gbs, "memory bandwidth for the bound on the CPU, GB/s (on a GPU it is measured)")
-      ->check(positive_number());
-  sub->add_option("--seed", a->seed, "seed of the random prompt ids")->check(unsigned_integer());
-  add_run_options(sub, a->run);
-  sub->add_option("--out", a->out, "JSON output path (default results/bench/decode-<gpu>.json)");
-  sub->callback([sub, a] {
-    resolve_run(sub, a->run);
-    run_bench_decode(*a);
-  });
+  add_decode_bench_options(sub, *a, "decode", [a] { run_bench_decode(*a); });
 });
 
 }  // namespace

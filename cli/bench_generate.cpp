@@ -41,12 +41,10 @@ namespace {
 
 constexpr int64_t kEos = 50256;  // GPT-2's <|endoftext|>: never in a prompt here
 
-struct BenchGenerateArgs {
-  std::string model, batches = "1,4,16,64", prompt_lens = "1024,8192,32768", out, anchor;
+struct BenchGenerateArgs : DecodeBenchArgs {
+  std::string model, batches = "1,4,16,64", prompt_lens = "1024,8192,32768", anchor;
   int64_t new_tokens = 256, memory_check_len = 32768;
-  double memory_limit_gib = 8, bandwidth_gbs = 3000;
-  uint64_t seed = 0;
-  RunOptions run;
+  double memory_limit_gib = 8;
   GenerateUntilOptions gen;
 };
 
@@ -341,15 +339,12 @@ void run_bench_generate(const BenchGenerateArgs& a) {
     doc["anchor"] = anchor->meta;
     doc["anchor_missing"] = missing;
   }
-  const std::string path = a.out.empty() ? "results/bench/generate-" + slug(gpu) + ".json" : a.out;
-  write_json_atomic(path, doc);
-  std::printf("wrote %s\n", path.c_str());
+  write_bench_json(doc, a.out, "generate", gpu);
 }
 
 CommandRegistrar bench_generate_command([](CLI::App& root) {
   auto a = std::make_shared<BenchGenerateArgs>();
-  CLI::App* bench = command_group(root, "bench", "Time kernels and components");
-  CLI::App* sub = bench->add_subcommand("generate", "End-to-end generation through the scheduler vs the memory-bandwidth bound");
+  CLI::App* sub = bench_subcommand(root, "generate", "End-to-end generation through the scheduler vs the memory-bandwidth bound");
   sub->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
   sub->add_option("--batch", a->batches, "requests per row (slots at most), comma separated (default 1,4,16,64)");
   sub->add_option("--prompt-len", a->prompt_lens, "prompt lengths, comma separated (default 1024,8192,32768)");
@@ -367,15 +362,7 @@ CommandRegistrar bench_generate_command([](CLI::App& root) {
                   "share of the GPU's memory the scheduler may fill (default 0.9)")
       ->check(number_range(0.01, 1.0));
   sub->add_flag("!--no-cuda-graphs", a->gen.cuda_graphs, "decode step by step without CUDA graphs (A/B timing)");
-  sub->add_option("--bandwidth-gbs", a->bandwidth_gbs, "memory bandwidth for the bound on the CPU, GB/s (on a GPU it is measured)")
-      ->check(positive_number());
-  sub->add_option("--seed", a->seed, "seed of the random prompt ids")->check(unsigned_integer());
-  add_run_options(sub, a->run);
-  sub->add_option("--out", a->out, "JSON output path (default results/bench/generate-<gpu>.json)");
-  sub->callback([sub, a] {
-    resolve_run(sub, a->run);
-    run_bench_generate(*a);
-  });
+  add_decode_bench_options(sub, *a, "generate", [a] { run_bench_generate(*a); });
 });
 
 }  // namespace

@@ -325,15 +325,12 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
                      {"triton", anchor->value("triton", "")},
                      {"commits", anchor->value("commits", nlohmann::json())},
                      {"shims", anchor->value("shims", nlohmann::json())}};
-  const std::string path = a.out.empty() ? "results/bench/recurrent-760m-" + slug(gpu) + ".json" : a.out;
-  write_json_atomic(path, doc);
-  std::printf("wrote %s\n", path.c_str());
+  write_bench_json(doc, a.out, "recurrent-760m", gpu);
 }
 
 CommandRegistrar bench_recurrent_command([](CLI::App& root) {
   auto a = std::make_shared<BenchRecurrentArgs>();
-  CLI::App* bench = command_group(root, "bench", "Time kernels and components");
-  CLI::App* sub = bench->add_subcommand("recurrent", "Per-token loss of Mamba-2 / HGRN2 / DeltaNet: kernels, ATen, official anchor");
+  CLI::App* sub = bench_subcommand(root, "recurrent", "Per-token loss of Mamba-2 / HGRN2 / DeltaNet: kernels, ATen, official anchor");
   sub->add_option("--models", a->models, "FAMILY=DIR,... with FAMILY mamba2, hgrn2 or delta_net")->required();
   sub->add_option("--seq-lens", a->seq_lens, "lengths, comma separated (default 16384,65536)");
   sub->add_option("--anchor", a->anchor, "scripts/bench_recurrent_anchor.py's JSON (official code on its kernels)");

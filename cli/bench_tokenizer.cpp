@@ -96,9 +96,8 @@ void run_bench(const BenchArgs& a) {
 }
 
 const CommandRegistrar reg([](CLI::App& root) {
-  CLI::App* bench = command_group(root, "bench", "Benchmarks");
   auto a = std::make_shared<BenchArgs>();
-  CLI::App* sub = bench->add_subcommand(
+  CLI::App* sub = bench_subcommand(root,
       "tokenizer", "Time GPT-2 tokenization (one thread) of text files, JSON-escaped");
   sub->add_option("--file", a->files, "text files to encode")->required()->check(CLI::ExistingFile);
   sub->add_option("--json", a->json_out, "also write the results to this JSON file");

@@ -86,10 +86,7 @@ CommandRegistrar inspect_command([](CLI::App& root) {
   add_run_options(gates, gs->run);
   add_shard_options(gates, *shards, "documents", "journal (OUT.journal.jsonl)");
   gates->callback([gates, gs, shards] {
-    const ShardPlan plan = resolve_task_run(gates, "inspect-gates", *shards, gs->run);
-    gs->num_shards = plan.num_shards;
-    gs->shard_index = plan.shard_index;
-    gs->resume = shards->resume;
+    resolve_task_settings(gates, "inspect-gates", *shards, *gs);
     nlohmann::json r;
     run_task("inspect gates", [&] { r = inspect::run_gates(*gs); }, [&] { print_gates(r); });
   });

@@ -224,10 +224,7 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   run->callback([run, s, shards, spell] {
     // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
     apply_lm_eval_spellings(run, *spell, *s);
-    const ShardPlan plan = resolve_task_run(run, "lm-eval", *shards, s->run);
-    s->num_shards = plan.num_shards;
-    s->shard_index = plan.shard_index;
-    s->resume = shards->resume;
+    resolve_task_settings(run, "lm-eval", *shards, *s);
     nlohmann::json result;
     run_task("lm-eval", [&] { result = lm_eval::run_lm_eval(*s); }, [&] { print_results(result); });
   });

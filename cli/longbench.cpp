@@ -79,10 +79,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues; default: none)");
     cmd->callback([cmd, s, shards] {
       // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
-      const ShardPlan plan = resolve_task_run(cmd, "longbench", *shards, s->run);
-      s->num_shards = plan.num_shards;
-      s->shard_index = plan.shard_index;
-      s->resume = shards->resume;
+      resolve_task_settings(cmd, "longbench", *shards, *s);
       nlohmann::json result;
       run_task("longbench run", [&] { result = longbench::run_longbench(*s); }, [&] {
         if (s->num_shards > 1) {

@@ -63,10 +63,7 @@ CommandRegistrar loss_command([](CLI::App& root) {
       ->check(int_range(1));
   cmd->callback([cmd, s, shards] {
     // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
-    const ShardPlan plan = resolve_task_run(cmd, "loss", *shards, s->run);
-    s->num_shards = plan.num_shards;
-    s->shard_index = plan.shard_index;
-    s->resume = shards->resume;
+    resolve_task_settings(cmd, "loss", *shards, *s);
     nlohmann::json result;
     run_task(
         "loss",

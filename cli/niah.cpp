@@ -109,10 +109,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
   run->callback([run, ra, rs, shards] {
     rs->spec = ra->parsed();
     // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
-    const ShardPlan plan = resolve_task_run(run, "niah", *shards, rs->run);
-    rs->num_shards = plan.num_shards;
-    rs->shard_index = plan.shard_index;
-    rs->resume = shards->resume;
+    resolve_task_settings(run, "niah", *shards, *rs);
     nlohmann::json result;
     run_task("niah run", [&] { result = niah::run_sweep(*rs); }, [&] { niah::print_summary(result); });
   });

@@ -38,6 +38,16 @@ void resolve_run(const CLI::App* cmd, RunOptions& run, int64_t local_rank = -1);
 // the plan's local rank.
 ShardPlan resolve_task_run(const CLI::App* cmd, const std::string& task, const ShardArgs& shards, RunOptions& run);
 
+// resolve_task_run into a task's settings: its run options, the plan's shard and --resume (every
+// sharded task's settings carry run, num_shards, shard_index and resume).
+template <typename TaskSettings>
+void resolve_task_settings(const CLI::App* cmd, const std::string& task, const ShardArgs& shards, TaskSettings& s) {
+  const ShardPlan plan = resolve_task_run(cmd, task, shards, s.run);
+  s.num_shards = plan.num_shards;
+  s.shard_index = plan.shard_index;
+  s.resume = shards.resume;
+}
+
 // Runs a task: `body` computes and writes the result and returns; then SIGINT/SIGTERM are ignored
 // (a written result must not turn into a killed run) and `report` prints. A RunInterrupted (the
 // journal or state is saved) prints "foxeval NAME: why" and exits 3, --resume continues.

@@ -8,6 +8,7 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "data/json_row_builder.h"
+#include "data/jsonl_objects.h"
 #include "data/parquet_reader.h"
 
 namespace foxeval {
@@ -17,31 +18,6 @@ using ordered_json = nlohmann::ordered_json;
 
 std::string extension_of(const std::string& path) { return std::filesystem::path(path).extension().string(); }
 
-// .jsonl as data/records.h reads it (one object per line, a blank line is an error so that row i
-// is line i + 1), with the keys kept in the file's order.
-void read_jsonl(const std::string& path, std::vector<ordered_json>& rows) {
-  const std::string text = read_text_file(path);
-  size_t begin = 0;
-  for (size_t line_no = 1; begin < text.size(); ++line_no) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + begin, end - begin);
-    begin = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t\r\f\v") == std::string_view::npos)
-      throw Error(fmt::format("{} line {}: blank line (every line must be one JSON object)", path, line_no));
-    ordered_json record;
-    try {
-      record = ordered_json::parse(line);
-    } catch (const ordered_json::parse_error& e) {
-      throw Error(fmt::format("{} line {}: not valid JSON ({})", path, line_no, e.what()));
-    }
-    if (!record.is_object())
-      throw Error(fmt::format("{} line {}: a record must be a JSON object, not {}", path, line_no, record.type_name()));
-    rows.push_back(std::move(record));
-  }
-}
-
 }  // namespace
 
 std::vector<ordered_json> read_dataset_rows(const std::vector<std::string>& files, std::vector<size_t>* sizes) {
@@ -50,7 +26,7 @@ std::vector<ordered_json> read_dataset_rows(const std::vector<std::string>& file
     const size_t before = rows.size();
     const std::string ext = extension_of(f);
     if (ext == ".jsonl") {
-      read_jsonl(f, rows);
+      append_jsonl_objects(read_text_file(f), f, rows);  // keys kept in the file's order
     } else if (ext == ".parquet") {
       JsonRowBuilderT<ordered_json> builder(rows);
       read_parquet(f, builder);

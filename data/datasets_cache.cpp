@@ -17,6 +17,7 @@
 #include <set>
 
 #include "data/errors.h"
+#include "data/hf_env.h"
 #include "data/hub_cache.h"
 #include "data/json_file.h"
 
@@ -25,36 +26,19 @@ namespace fs = std::filesystem;
 namespace foxeval {
 namespace {
 
-const char* env_set(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : nullptr;
-}
-
-std::string path_join(const std::string& a, const std::string& b) {
-  if (!b.empty() && b[0] == '/') return b;
-  if (a.empty() || a.back() == '/') return a + b;
-  return a + "/" + b;
-}
-
-std::vector<fs::path> subdirs(const fs::path& dir) {
+// The folders (`folders`) or regular files directly in dir, sorted; none when dir is not a folder.
+std::vector<fs::path> sorted_entries(const fs::path& dir, bool folders) {
   std::vector<fs::path> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_directory(ec)) out.push_back(e.path());
+    if (folders ? e.is_directory(ec) : e.is_regular_file(ec)) out.push_back(e.path());
   std::sort(out.begin(), out.end());
   return out;
 }
 
-std::vector<fs::path> files_in(const fs::path& dir) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return out;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file(ec)) out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<fs::path> subdirs(const fs::path& dir) { return sorted_entries(dir, true); }
+std::vector<fs::path> files_in(const fs::path& dir) { return sorted_entries(dir, false); }
 
 // dataset_info.json of a hash folder, or null when it is missing or unreadable (datasets would
 // fail on it; such a folder is skipped and named in the message).

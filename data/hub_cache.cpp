@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "data/errors.h"
+#include "data/hf_env.h"
 
 namespace fs = std::filesystem;
 
@@ -22,21 +23,6 @@ namespace {
 // Rules matched: huggingface_hub 2.4.0 (constants.py: HF_HOME, HUGGINGFACE_HUB_CACHE, HF_HUB_CACHE;
 // utils/_validators.py: validate_repo_id; file_download.py: repo_folder_name, refs/ and snapshots/).
 // The same rules hold unchanged since huggingface_hub 0.21 (where HF_HUB_CACHE became the name).
-
-// A variable's value, or nullptr when it is unset. Deviation from Python's os.getenv: a variable set
-// to "" counts as unset too (Python would make the cache a relative "hub" folder of the working
-// directory, never what `HF_HOME= foxeval ...` means).
-const char* env_set(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : nullptr;
-}
-
-// posixpath.join(a, b) for a relative b.
-std::string path_join(const std::string& a, const std::string& b) {
-  if (!b.empty() && b[0] == '/') return b;
-  if (a.empty() || a.back() == '/') return a + b;
-  return a + "/" + b;
-}
 
 // posixpath.expanduser: a leading "~" or "~user" becomes that home folder ($HOME for "~", else the
 // password database); a user that cannot be found leaves the path as written.

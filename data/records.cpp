@@ -7,35 +7,16 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "data/json_row_builder.h"
+#include "data/jsonl_objects.h"
 #include "data/parquet_reader.h"
 #include "data/zip_archive.h"
 
 namespace foxeval {
 namespace {
 
-bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos; }
-
 std::vector<nlohmann::json> parse_jsonl(const std::string& text, const std::string& path) {
   std::vector<nlohmann::json> records;
-  size_t begin = 0;
-  for (size_t line_no = 1; begin < text.size(); ++line_no) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + begin, end - begin);
-    begin = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF files
-    if (is_blank(line))
-      throw Error(fmt::format("{} line {}: blank line (every line must be one JSON object)", path, line_no));
-    nlohmann::json record;
-    try {
-      record = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(fmt::format("{} line {}: not valid JSON ({})", path, line_no, e.what()));
-    }
-    if (!record.is_object())
-      throw Error(fmt::format("{} line {}: a record must be a JSON object, not {}", path, line_no, record.type_name()));
-    records.push_back(std::move(record));
-  }
+  append_jsonl_objects(text, path, records);
   return records;
 }
 

@@ -55,20 +55,10 @@ import torch
 import torch.nn.functional as F
 
 import official_anchor  # shared loading of the archived official code (this folder)
-from official_anchor import read_commit, restore_rope
+from official_anchor import int_list, read_commit, restore_rope
 
 FOX_TYPE = "forgetting_transformer-project_fox"
 TRANSFORMER_TYPE = "transformer-project_fox"
-
-
-def int_list(text):
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got '{text}'")
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got '{text}'")
-    return values
 
 
 def parse_args():
@@ -77,8 +67,8 @@ def parse_args():
     ap.add_argument("--fla-src", help="archived flash-linear-attention (with COMMIT); needed by "
                     f"{TRANSFORMER_TYPE} only")
     ap.add_argument("--model", required=True, help="Hugging Face checkpoint folder")
-    ap.add_argument("--batch", type=int_list, default=[1, 16])
-    ap.add_argument("--context", type=int_list, default=[1024, 8192, 32768])
+    ap.add_argument("--batch", type=int_list(1), default=[1, 16])
+    ap.add_argument("--context", type=int_list(1), default=[1024, 8192, 32768])
     ap.add_argument("--new-tokens", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats per size (median)")
     ap.add_argument("--device", default="cuda")

@@ -69,7 +69,7 @@ import torch
 import torch.nn.functional as F
 
 import official_anchor  # shared loading of the archived official code (this folder)
-from official_anchor import read_commit, restore_rope
+from official_anchor import int_list, read_commit, restore_rope
 
 FAMILIES = {  # family: (model_type, official module, CausalLM class)
     "mamba2": ("mamba2-project_fox", "forgetting_transformer.model.mamba2.modeling_mamba2", "Mamba2ForCausalLM"),
@@ -105,16 +105,6 @@ def splitmix64_ids(seed, n, vocab):
     return out
 
 
-def int_list(text):
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got '{text}'")
-    if not values or min(values) < 2:
-        raise argparse.ArgumentTypeError(f"expected integers >= 2, got '{text}'")
-    return values
-
-
 def model_list(text):
     models = []
     for item in text.split(","):
@@ -131,7 +121,7 @@ def parse_args():
     ap.add_argument("--fla-src", required=True, help="archived flash-linear-attention (with COMMIT)")
     ap.add_argument("--mamba-src", required=True, help="archived mamba_ssm Python sources (with COMMIT)")
     ap.add_argument("--models", required=True, type=model_list, help="FAMILY=DIR,... (mamba2, hgrn2, delta_net)")
-    ap.add_argument("--seq-lens", type=int_list, default=[16384, 65536])
+    ap.add_argument("--seq-lens", type=int_list(2), default=[16384, 65536])
     ap.add_argument("--repeats", type=int, default=2, help="timed forwards per length (median)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed forwards first (compiles, autotunes)")
     ap.add_argument("--seed", type=int, default=0, help="splitmix64 seed of the token ids")
@@ -334,19 +324,8 @@ def cpu_allocations_for_check():
     layernorm.py, fused_cross_entropy.py); under the interpreter the allocations go to the CPU
     and the device context does nothing (there is no CUDA device to select)."""
     import contextlib
-    from triton.runtime.autotuner import Autotuner
-    # Autotuning times configs on a GPU driver, which the interpreter has none of: every config
-    # "takes" 0 s, so the first listed runs (a tile choice; the result is the same up to rounding).
-    Autotuner._bench = lambda self, *args, config, **meta: [0.0, 0.0, 0.0]
-    # The interpreter turns a scalar into an int with int(array of shape (1,)), which NumPy >= 2.4
-    # refuses ("only 0-dimensional arrays..."; fla's `range(tl.cdiv(K, BK))`): the same via .item().
-    from triton.runtime import interpreter
-    patch_tensor = interpreter._patch_lang_tensor
-
-    def patch_lang_tensor(tensor, scope):
-        patch_tensor(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
-    interpreter._patch_lang_tensor = patch_lang_tensor
+    from triton_interpreter import patch_triton_interpreter  # this folder
+    patch_triton_interpreter()
     # The check runs fp32 (the interpreter computes bf16 on raw bits); fla's chunk_delta_rule
     # asserts q is not fp32 before calling ChunkDeltaRuleFunction: the same call without the assert.
     from fla.ops.delta_rule import chunk as delta_chunk

@@ -3,6 +3,7 @@ mamba_ssm) for the anchor scripts (bench_generate_anchor.py, bench_recurrent_anc
 the GPU machine's PyTorch and transformers 5: the archive folders, their COMMIT files, and the
 small stand-ins the 2024 code needs there. Nothing here is foxeval's model code.
 """
+import argparse
 import os
 import sys
 import types
@@ -66,3 +67,16 @@ def restore_rope(model):
                          "and this anchor does not know how to rebuild")
             module.inv_freq = module._compute_inv_freq(device=module.inv_freq.device)
             module._seq_len_cached, module._cos_cached, module._sin_cached = 0, None, None
+
+
+def int_list(minimum):
+    """An argparse type: comma-separated integers, each at least `minimum`."""
+    def parse(text):
+        try:
+            values = [int(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated integers, got '{text}'")
+        if not values or min(values) < minimum:
+            raise argparse.ArgumentTypeError(f"expected integers >= {minimum}, got '{text}'")
+        return values
+    return parse

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "data/errors.h"
+#include "data/resources.h"
 #include "data/json_file.h"
 #include "data/python/numbers.h"
 #include "tasks/result_kind.h"
@@ -102,18 +103,6 @@ std::string mark(int note, const char* open, const char* close) {
 }
 
 std::string note_text(const std::string& deviations) { return "Not the paper's settings: " + deviations; }
-
-std::vector<std::string> tried_paths(const std::string& relative) {
-  std::vector<std::string> tried;
-  if (const char* env = std::getenv("FOXEVAL_TASKS_DIR")) tried.push_back((fs::path(env) / relative).string());
-#ifdef FOXEVAL_DATA_DIR
-  tried.push_back((fs::path(FOXEVAL_DATA_DIR).parent_path() / "tasks" / relative).string());
-#endif
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) tried.push_back((exe.parent_path().parent_path() / "tasks" / relative).string());
-  return tried;
-}
 
 }  // namespace
 
@@ -287,14 +276,9 @@ const json& task_data(const std::string& relative) {
   static std::map<std::string, json> loaded;
   auto it = loaded.find(relative);
   if (it != loaded.end()) return it->second;
-  const std::vector<std::string> tried = tried_paths(relative);
-  for (const std::string& p : tried)
-    if (fs::is_regular_file(p)) return loaded.emplace(relative, read_json(p)).first->second;
-  std::string list;
-  for (const std::string& p : tried) list += (list.empty() ? "" : ", ") + p;
-  throw Error(fmt::format("table definitions (tasks/{}) not found; tried: {} (set FOXEVAL_TASKS_DIR to the source "
-                          "tree's tasks/ folder)",
-                          relative, list));
+  const std::string path = find_resource({"table definitions (tasks/" + relative + ")", "tasks/" + relative, {},
+                                          "FOXEVAL_TASKS_DIR", relative});
+  return loaded.emplace(relative, read_json(path)).first->second;
 }
 
 const json& table_definitions() {

@@ -53,6 +53,8 @@ struct WorkItem {
   double cost = 1.0;  // relative cost (e.g. tokens), for balancing shards
 };
 
+// Tasks fill the first four fields positionally (RunnerSettings{out, resume, shards, index}):
+// keep their order.
 struct RunnerSettings {
   std::string out_path;      // the result (or this shard's part)
   bool resume = false;       // continue from the journals (states) beside out_path (journal_path())

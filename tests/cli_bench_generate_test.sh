@@ -4,12 +4,8 @@
 # check (taken from the grid or run as an extra row), the anchor rows matched by batch and prompt
 # length (and the missing ones named), and errors for bad flags and anchor files (nothing written).
 # Usage: tests/cli_bench_generate_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
 PY=.venv/bin/python
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 fox=tests/fixtures/official/fox_pro
 common=(bench generate --model $fox --new-tokens 5 --bandwidth-gbs 50)
 base=("${common[@]}" --device cpu --batch 1,2 --prompt-len 16,40)

@@ -2,11 +2,7 @@
 # `foxeval bench recurrent` on the CPU with the tiny official fixtures: the JSON's fields, the
 # token ids shared with scripts/bench_recurrent_anchor.py, the anchor columns, and the errors.
 # Usage: tests/cli_bench_recurrent_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 fx=tests/fixtures/official
 models="mamba2=$fx/mamba2,hgrn2=$fx/hgrn2,delta_net=$fx/delta_net"
 # splitmix64_ids(0, 8, 256) of scripts/bench_recurrent_anchor.py (computed there): the same ids on both sides.

@@ -7,8 +7,6 @@
 # whose rank died; without torchrun (srun/mpirun style: rank 0 hosts the store) a dead rank stops
 # the other within FOXEVAL_HEARTBEAT_TIMEOUT naming it; an unreachable store names its address.
 # Usage: tests/cli_distributed_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
 PY=.venv/bin/python
 TORCHRUN=.venv/bin/torchrun
 if [ ! -x "$TORCHRUN" ]; then
@@ -16,9 +14,7 @@ if [ ! -x "$TORCHRUN" ]; then
   echo "0 passed, 0 failed"
   exit 0
 fi
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. tests/cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 # No launcher variables from the caller's environment (a CI job may itself run under SLURM).
 unset RANK WORLD_SIZE LOCAL_RANK MASTER_ADDR MASTER_PORT SLURM_PROCID SLURM_NTASKS SLURM_LOCALID \
   SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_RANK

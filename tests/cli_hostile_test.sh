@@ -4,12 +4,9 @@
 # no signal, in bounded time, and nothing written outside the case's --out. Also: the judge
 # against a hostile local server (127.0.0.1 only), and the lock that keeps two runs off one --out.
 # Usage: tests/cli_hostile_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
-tmp="$(mktemp -d)"
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 stub_pid=""; bg_pid=""
 trap '[ -n "$stub_pid" ] && kill $stub_pid 2>/dev/null; [ -n "$bg_pid" ] && kill -9 $bg_pid 2>/dev/null; rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad
 fox=tests/fixtures/official/fox_pro
 trained=../shared/fixtures/trained/fox_pro_tiny_pg
 [ -d "$trained" ] || trained=$fox

@@ -4,11 +4,7 @@
 # naming model or data) other content under the same path; --resume refuses a state whose model or
 # data changed; generate --prompt-file prints one block per prompt; --help states the defaults.
 # Usage: tests/cli_identity_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 fox=tests/fixtures/official/fox_pro
 data=data/default/tokens.npy
 
@@ -42,22 +38,25 @@ expect_ok "moved copies" "$FOXEVAL" loss --model "$tmp/elsewhere/model" --data "
   --seq-len 512 --out "$tmp/moved.json"
 expect_ok "check: same content by other paths passes" "$FOXEVAL" check "$tmp/moved.json" --baseline "$tmp/a.json"
 
+# changed_is_refused WHAT DIGEST SAYS: a loss run on the (poked) copy in $tmp/elsewhere, written to
+# $tmp/WHAT2.json, is refused by check against moved.json: exit 2, naming DIGEST and saying SAYS.
+changed_is_refused() {
+  local what="$1" digest="$2" says="$3"
+  expect_ok "changed $what" "$FOXEVAL" loss --model "$tmp/elsewhere/model" --data "$tmp/elsewhere/tokens.npy" --bos-id 0 \
+    --seq-len 512 --out "$tmp/${what}2.json"
+  expect_error "check: other $what, same path" "$digest" "$FOXEVAL" check "$tmp/${what}2.json" --baseline "$tmp/moved.json"
+  "$FOXEVAL" check "$tmp/${what}2.json" --baseline "$tmp/moved.json" >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] && ok || bad "exit 2"
+  grep -q "$says" "$tmp/err" && ok || bad "check says: $says"
+}
+
 # ---- check: other data under the same path ----
 poke "$tmp/elsewhere/tokens.npy" 2
-expect_ok "changed data" "$FOXEVAL" loss --model "$tmp/elsewhere/model" --data "$tmp/elsewhere/tokens.npy" --bos-id 0 \
-  --seq-len 512 --out "$tmp/data2.json"
-expect_error "check: other data, same path" "data_digest" "$FOXEVAL" check "$tmp/data2.json" --baseline "$tmp/moved.json"
-"$FOXEVAL" check "$tmp/data2.json" --baseline "$tmp/moved.json" >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] && ok || bad "exit 2"
-grep -q "other data" "$tmp/err" && ok || bad "check says the data differ"
+changed_is_refused data data_digest "other data"
 
 # ---- check: other weights under the same path ----
 cp $data "$tmp/elsewhere/tokens.npy"
 poke "$tmp/elsewhere/model/model.safetensors" 4
-expect_ok "changed weights" "$FOXEVAL" loss --model "$tmp/elsewhere/model" --data "$tmp/elsewhere/tokens.npy" --bos-id 0 \
-  --seq-len 512 --out "$tmp/model2.json"
-expect_error "check: other weights, same path" "model_digest" "$FOXEVAL" check "$tmp/model2.json" --baseline "$tmp/moved.json"
-"$FOXEVAL" check "$tmp/model2.json" --baseline "$tmp/moved.json" >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] && ok || bad "exit 2"
-grep -q "other model" "$tmp/err" && ok || bad "check says the model differs"
+changed_is_refused model model_digest "other model"
 
 # ---- --resume refuses a state whose data or model changed ----
 cp -r $fox "$tmp/m3"; cp $data "$tmp/d3.npy"

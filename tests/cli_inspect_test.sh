@@ -4,12 +4,8 @@
 # the attention figure and its matrices (rows of the softmax sum to 1), the heatmap, and refusals.
 # The numbers themselves are checked against the official model in tests/test_inspect.cpp.
 # Usage: tests/cli_inspect_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
 PY=.venv/bin/python
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 fix=tests/fixtures/official
 data=tests/fixtures/loss/tokens.npy  # 6 rows of 640 tokens, ids < 256
 trained=../shared/fixtures/trained/fox_pro_tiny_pg

@@ -1,8 +1,14 @@
-# Shared by the CLI test scripts (sourced after `tmp` is set): counters and the two expectations.
+# Shared by the CLI test scripts (sourced first: `. "$(dirname "$0")/cli_lib.sh"`): the binary
+# under test ($FOXEVAL, the script's first argument), a scratch folder ($tmp, removed on exit; a
+# script that sets its own EXIT trap removes it there), counters and the two expectations.
 #   ok / bad NAME                     count a check
 #   expect_ok NAME CMD...             CMD succeeds (stdout in $tmp/out, stderr in $tmp/err)
 #   expect_error NAME TEXT CMD...     CMD fails and its stderr contains TEXT
 # Each script ends with: echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]
+set -u
+FOXEVAL="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAILED: $1" >&2; }

@@ -3,11 +3,7 @@
 # (tests/fixtures/lm_eval/data) and the trained tiny FoX (Pro): request lines, a run of every task,
 # stop + --resume equal to an uninterrupted run, --log-samples, and the bad-input errors.
 # Usage: tests/cli_lm_eval_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 # same_results A B: the two result files agree on everything but the header (times, dates).
 same_results() {
   python3 - "$1" "$2" <<'EOF'

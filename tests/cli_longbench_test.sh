@@ -3,11 +3,7 @@
 # rendition of pred.py, a stopped + resumed run and a 2-shard run merged equal one run, the official
 # files score back to the same result.json, and bad input names file, line and field.
 # Usage: tests/cli_longbench_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 # The same official files in two folders (the predictions and result.json, byte for byte).
 same_official() {
   local a="$1" b="$2" f

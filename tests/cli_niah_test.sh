@@ -3,13 +3,10 @@
 # bad input errors leave nothing behind, a tiny CPU sweep (kill + --resume, 2 shards + merge,
 # --pred-dir + score), the judge against a local stub server, and the heatmap.
 # Usage: tests/cli_niah_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
 PY=.venv/bin/python
-tmp="$(mktemp -d)"
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 stub_pid=""
 trap '[ -n "$stub_pid" ] && kill $stub_pid 2>/dev/null; rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
 pg=../shared/data/PaulGrahamEssays
 model=../shared/fixtures/trained/fox_pro_tiny_pg
 

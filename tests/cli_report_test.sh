@@ -7,11 +7,7 @@
 # Without Chromium (Debian: apt-get install -y chromium) the rendering checks are SKIPPED, said so.
 # REPORT_SCREENSHOT=FILE.png also saves the top 2400 px of the page at 1280 px width:
 #   REPORT_SCREENSHOT=results/report-example.png tests/cli_report_test.sh build/foxeval
-set -u
-FOXEVAL="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 check() { local name="$1"; shift; if "$@"; then ok; else bad "$name"; fi; }
 R=tests/fixtures/results
 

@@ -2,11 +2,7 @@
 # `foxeval score` end to end: JSONL requests in, one answer per line out in the same order; the
 # empty-context and rolling quirks of lm-eval's HFLM; batch sizes; errors naming line and field.
 # Usage: tests/cli_score_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 # check NAME PYTHON-EXPRESSION: evaluated with a = answers of $tmp/a.jsonl, b = of $tmp/b.jsonl
 check() {
   if python3 - "$2" "$tmp/a.jsonl" "$tmp/b.jsonl" <<'PY'
@@ -45,18 +41,19 @@ check "rolling windows of 32 tokens change the answer" "len(b) == 1 and abs(b[0]
 expect_error "continuation longer than --max-length" "line 1: the continuation has" \
   "$FOXEVAL" score --model $model --requests <(sed -n 3p "$tmp/req.jsonl") --out "$tmp/x.jsonl" --max-length 32
 
-printf '{"kind": "loglikelihood", "context": "a", "continuation": " b"}\n{"kind": "loglikelihood", "context": "a"\n' >"$tmp/bad1.jsonl"
-expect_error "malformed JSON names the line" "bad1.jsonl line 2: malformed JSON" "$FOXEVAL" score --model $model --requests "$tmp/bad1.jsonl" --out "$tmp/x.jsonl"
-printf '{"kind": "loglikelihood", "context": "a"}\n' >"$tmp/bad2.jsonl"
-expect_error "missing field" 'line 1: missing field "continuation"' "$FOXEVAL" score --model $model --requests "$tmp/bad2.jsonl" --out "$tmp/x.jsonl"
-printf '{"kind": "loglikelihood_rolling", "text": 3}\n' >"$tmp/bad3.jsonl"
-expect_error "field of the wrong type" 'line 1: field "text" must be a string' "$FOXEVAL" score --model $model --requests "$tmp/bad3.jsonl" --out "$tmp/x.jsonl"
-printf '{"kind": "generate_until", "context": "a"}\n' >"$tmp/bad4.jsonl"
-expect_error "unknown kind" 'field "kind" is "generate_until"' "$FOXEVAL" score --model $model --requests "$tmp/bad4.jsonl" --out "$tmp/x.jsonl"
-printf '{"kind": "loglikelihood", "context": "abc", "continuation": ""}\n' >"$tmp/bad5.jsonl"
-expect_error "empty continuation" "line 1: fields \"context\"/\"continuation\"" "$FOXEVAL" score --model $model --requests "$tmp/bad5.jsonl" --out "$tmp/x.jsonl"
-printf '[1, 2]\n' >"$tmp/bad6.jsonl"
-expect_error "not an object" "line 1: a request must be a JSON object" "$FOXEVAL" score --model $model --requests "$tmp/bad6.jsonl" --out "$tmp/x.jsonl"
+# bad_requests N NAME TEXT LINES: score refuses $tmp/badN.jsonl holding LINES, its stderr naming TEXT.
+bad_requests() {
+  printf '%s' "$4" >"$tmp/bad$1.jsonl"
+  expect_error "$2" "$3" "$FOXEVAL" score --model $model --requests "$tmp/bad$1.jsonl" --out "$tmp/x.jsonl"
+}
+bad_requests 1 "malformed JSON names the line" "bad1.jsonl line 2: malformed JSON" \
+  $'{"kind": "loglikelihood", "context": "a", "continuation": " b"}\n{"kind": "loglikelihood", "context": "a"\n'
+bad_requests 2 "missing field" 'line 1: missing field "continuation"' $'{"kind": "loglikelihood", "context": "a"}\n'
+bad_requests 3 "field of the wrong type" 'line 1: field "text" must be a string' $'{"kind": "loglikelihood_rolling", "text": 3}\n'
+bad_requests 4 "unknown kind" 'field "kind" is "generate_until"' $'{"kind": "generate_until", "context": "a"}\n'
+bad_requests 5 "empty continuation" "line 1: fields \"context\"/\"continuation\"" \
+  $'{"kind": "loglikelihood", "context": "abc", "continuation": ""}\n'
+bad_requests 6 "not an object" "line 1: a request must be a JSON object" $'[1, 2]\n'
 expect_error "missing requests file" "nope.jsonl" "$FOXEVAL" score --model $model --requests "$tmp/nope.jsonl" --out "$tmp/x.jsonl"
 expect_error "bad --dtype" "--dtype" "$FOXEVAL" score --model $model --requests "$tmp/req.jsonl" --out "$tmp/x.jsonl" --dtype fp8
 [ ! -e "$tmp/x.jsonl" ] && [ ! -e "$tmp/x.jsonl.tmp" ] && ok || bad "no output file after errors"

@@ -1,11 +1,7 @@
 #!/usr/bin/env bash
 # The binary end to end: subcommands, exit codes and error messages that name the flag/file.
 # Usage: tests/cli_test.sh path/to/foxeval   (run from the repository root)
-set -u
-FOXEVAL="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/cli_lib.sh"  # ok, bad, expect_ok, expect_error
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 fox=tests/fixtures/official/fox_pro
 
 expect_ok "info" "$FOXEVAL" info --model $fox

@@ -9,6 +9,8 @@
 #include <system_error>
 #include <vector>
 
+#include "data/errors.h"
+
 namespace foxeval::test {
 
 inline void remove_tree(const std::filesystem::path& root) {
@@ -33,8 +35,9 @@ struct TempDir {
   ~TempDir() { remove_tree(path); }
 };
 
-// The message of the exception of type E that `f` throws, or "" if it throws none.
-template <typename E, typename F>
+// The message of the exception of type E (by default foxeval's user-facing Error) that `f` throws,
+// or "" if it throws none.
+template <typename E = foxeval::Error, typename F>
 std::string error_of(F&& f) {
   try {
     f();

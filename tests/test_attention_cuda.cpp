@@ -14,8 +14,6 @@ namespace {
 
 using foxeval::AttentionArgs;
 
-using foxeval::test::have_cuda;
-
 // fp64 reference, one batch at a time (memory H * Tq * Tk doubles).
 at::Tensor reference_fp64(const AttentionArgs& a) {
   const int64_t B = a.q.size(0), H = a.q.size(1), Tq = a.q.size(2), D = a.q.size(3);
@@ -116,10 +114,7 @@ TEST_CASE("forgetting attention cuda: supports() rejects what it cannot run") {
   a.k = a.q;
   a.v = a.q;
   CHECK_FALSE(foxeval::forgetting_attention_cuda_supports(a));  // CPU tensors
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping the GPU checks");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   auto g = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
   a.q = at::zeros({1, 2, 8, 96}, g);
   a.k = a.q;
@@ -135,10 +130,7 @@ TEST_CASE("forgetting attention cuda: supports() rejects what it cannot run") {
 }
 
 TEST_CASE("forgetting attention cuda: prefill matches fp64") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   Case c;
   c.name = "prefill d64 T=1000 GQA strong decay";
   c.B = 2; c.H = 4; c.Hkv = 2; c.Tq = c.Tk = 1000; c.D = 64; c.gate_bias = 0.0;
@@ -178,10 +170,7 @@ TEST_CASE("forgetting attention cuda: prefill matches fp64") {
 }
 
 TEST_CASE("forgetting attention cuda: decode matches fp64") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   Case c;
   c.name = "decode d64 Tq=1 Tk=5000";
   c.B = 2; c.H = 4; c.Hkv = 4; c.Tq = 1; c.Tk = 5000; c.D = 64;
@@ -199,10 +188,7 @@ TEST_CASE("forgetting attention cuda: decode matches fp64") {
 }
 
 TEST_CASE("forgetting attention cuda: adaptive pruning stays within its bound") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   for (int64_t Tq : {int64_t(2048), int64_t(1)}) {
     Case c;
     c.B = 1; c.H = 4; c.Hkv = 4; c.Tq = Tq; c.Tk = 2048; c.D = 64; c.gate_bias = 0.0;  // strong decay

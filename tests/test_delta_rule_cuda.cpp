@@ -43,8 +43,6 @@ using namespace foxeval;
 
 namespace {
 
-using foxeval::test::have_cuda;
-
 constexpr double kTolBf16 = 1e-2;  // see the header comment
 constexpr double kTolFp32 = 1e-6;
 constexpr double kTolSplit = 1e-6;  // output kernel vs the fused scan, should they ever differ
@@ -124,10 +122,7 @@ void poison_allocator() {
 }  // namespace
 
 TEST_CASE("delta rule cuda: support rule") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   Inputs in = make_inputs(1, 2, 8, 128, 128, 1, cuda);
   CHECK(kernels::delta_rule_cuda_supports(in.q, in.k, in.v, in.beta));
@@ -142,10 +137,7 @@ TEST_CASE("delta rule cuda: support rule") {
 }
 
 TEST_CASE("delta rule cuda: DeltaNet 760M shape (H=12, K=V=128) against the exact fp32 form") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   const double scale = 1.0 / std::sqrt(128.0);
   for (int64_t T : {4096, 1000}) {
@@ -218,10 +210,7 @@ TEST_CASE("delta rule cuda: DeltaNet 760M shape (H=12, K=V=128) against the exac
 }
 
 TEST_CASE("delta rule cuda: small T against an fp64 recurrence") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   struct Shape {
     int64_t B, H, K, V;
@@ -262,10 +251,7 @@ TEST_CASE("delta rule cuda: small T against an fp64 recurrence") {
 }
 
 TEST_CASE("delta rule cuda: chaining two calls equals one call") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   const double scale = 1.0 / std::sqrt(128.0);
   Inputs in = make_inputs(1, 12, 1000, 128, 128, 7, cuda);
@@ -293,10 +279,7 @@ TEST_CASE("delta rule cuda: chaining two calls equals one call") {
 }
 
 TEST_CASE("delta rule cuda: step kernel equals the chunked kernel token by token") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   for (int64_t K : {128, 64}) {
     const int64_t B = 3, H = 4, T = 80, V = 128;
@@ -329,10 +312,7 @@ TEST_CASE("delta rule cuda: step kernel equals the chunked kernel token by token
 }
 
 TEST_CASE("delta rule cuda: the 4-warp scan (B*H*V/32 >= 2 SMs) against the exact form and the fused scan") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   // Enough (b, h) pairs that the scan runs 4 warps per CTA (the fused testing scan always runs 2:
   // each warp's arithmetic does not depend on the CTA's width, so the two still agree bit for bit).
@@ -356,10 +336,7 @@ TEST_CASE("delta rule cuda: the 4-warp scan (B*H*V/32 >= 2 SMs) against the exac
 }
 
 TEST_CASE("delta rule cuda: the chunked kernels captured in a CUDA graph equal an eager call") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   const double scale = 1.0 / std::sqrt(128.0);
   Inputs in = make_inputs(1, 12, 1000, 128, 128, 11, cuda);

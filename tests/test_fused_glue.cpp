@@ -11,6 +11,7 @@
 
 #include "kernels/fused_glue.h"
 #include "kernels/fused_loss.h"
+#include "tests/test_support.h"
 
 namespace {
 
@@ -79,10 +80,7 @@ std::string tn(ScalarType t) { return t == at::kFloat ? "fp32" : "bf16"; }
 }  // namespace
 
 TEST_CASE("fused rms_norm matches the torch ops") {
-  if (!at::hasCUDA()) {
-    MESSAGE("skipped: no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(7);
   for (int64_t D : {1536, 64, 7, 1000, 8200, 4096}) {
     for (int64_t rows : {int64_t(1), int64_t(3), int64_t(1025)}) {
@@ -106,10 +104,7 @@ TEST_CASE("fused rms_norm matches the torch ops") {
 }
 
 TEST_CASE("fused group_rms_norm (and output gate) matches the torch ops") {
-  if (!at::hasCUDA()) {
-    MESSAGE("skipped: no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(8);
   struct Shape { int64_t G, Dg; };
   for (Shape s : {Shape{24, 64}, Shape{16, 128}, Shape{3, 8}, Shape{5, 256}, Shape{1, 64}}) {
@@ -138,10 +133,7 @@ TEST_CASE("fused group_rms_norm (and output gate) matches the torch ops") {
 }
 
 TEST_CASE("fused residual add + rms_norm matches the torch ops") {
-  if (!at::hasCUDA()) {
-    MESSAGE("skipped: no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(9);
   for (int64_t D : {1536, 13}) {
     for (ScalarType td : kTypes) {
@@ -161,10 +153,7 @@ TEST_CASE("fused residual add + rms_norm matches the torch ops") {
 }
 
 TEST_CASE("fused swiglu matches the torch ops") {
-  if (!at::hasCUDA()) {
-    MESSAGE("skipped: no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(10);
   for (int64_t I : {3584, 5, 64, 1001}) {
     for (ScalarType tin : kTypes) {
@@ -181,10 +170,7 @@ TEST_CASE("fused swiglu matches the torch ops") {
 }
 
 TEST_CASE("fused token shift matches the torch ops") {
-  if (!at::hasCUDA()) {
-    MESSAGE("skipped: no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(11);
   struct Shape { int64_t B, T, H, Dh; };
   for (Shape s : {Shape{1, 257, 24, 64}, Shape{3, 1, 4, 64}, Shape{2, 17, 3, 5}, Shape{4, 9, 2, 128}}) {
@@ -211,10 +197,7 @@ TEST_CASE("fused token shift matches the torch ops") {
 }
 
 TEST_CASE("fused rotary matches the torch ops") {
-  if (!at::hasCUDA()) {
-    MESSAGE("skipped: no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(12);
   struct Shape { int64_t B, T, H, D; };
   for (Shape s : {Shape{1, 300, 24, 64}, Shape{3, 5, 4, 128}, Shape{2, 7, 3, 6}}) {
@@ -243,10 +226,7 @@ TEST_CASE("fused rotary matches the torch ops") {
 }
 
 TEST_CASE("fused token log-probabilities equal log_softmax + gather") {
-  if (!at::hasCUDA()) {
-    MESSAGE("skipped: no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   for (auto dtype : {at::kBFloat16, at::kFloat}) {
     for (int64_t V : {7, 1000, 50257}) {
       const int64_t N = 333;

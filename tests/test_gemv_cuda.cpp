@@ -16,17 +16,8 @@
 
 using namespace foxeval;
 
-namespace {
-
-using foxeval::test::have_cuda;
-
-}  // namespace
-
 TEST_CASE("gemv cuda: a few rows times a bf16 weight equal the fp64 product to one rounding") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(0);
   // (N, K): the 760M FoX (Pro) decode shapes (fused input projection, o_proj, MLP, LM head), odd sizes.
   const std::vector<std::pair<int64_t, int64_t>> shapes{{6204, 1536}, {1536, 1536}, {8192, 1536}, {1536, 4096},
@@ -57,10 +48,7 @@ TEST_CASE("gemv cuda: a few rows times a bf16 weight equal the fp64 product to o
 }
 
 TEST_CASE("gemv cuda: each row's result is the same alone or among eight; linear() takes it for one row") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(1);
   at::Tensor w = (at::randn({3000, 1536}) * 0.05).to(at::kBFloat16).cuda();
   at::Tensor x = at::randn({8, 1536}).to(at::kBFloat16).cuda();
@@ -74,10 +62,7 @@ TEST_CASE("gemv cuda: each row's result is the same alone or among eight; linear
 }
 
 TEST_CASE("gemv cuda: the gated-unit epilogue equals the GEMV then fused_swiglu, bit for bit") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(3);
   // (2I, K): the 760M FoX (Pro) MLP's gate_up (8192 x 1536) and odd sizes.
   for (auto [W, K] : std::vector<std::pair<int64_t, int64_t>>{{8192, 1536}, {2, 8}, {26, 24}, {1002, 1544}}) {
@@ -102,10 +87,7 @@ TEST_CASE("gemv cuda: the gated-unit epilogue equals the GEMV then fused_swiglu,
 }
 
 TEST_CASE("gemv cuda: refuses what it does not take") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::Tensor w = at::randn({64, 64}).to(at::kBFloat16).cuda();
   CHECK_FALSE(small_gemv(at::randn({9, 64}).to(at::kBFloat16).cuda(), w).defined());      // > 8 rows
   CHECK_FALSE(small_gemv(at::randn({1, 64}).cuda(), w.to(at::kFloat)).defined());          // fp32
@@ -120,10 +102,7 @@ TEST_CASE("gemv cuda: refuses what it does not take") {
 // read only once the norm is done. A chain norm -> GEMV -> norm -> GEMV ... over changing inputs,
 // eager and replayed from a CUDA graph, equals the same GEMVs run one at a time after a sync.
 TEST_CASE("gemv cuda: launched early after a norm, it reads the norm's finished output (eager and in a graph)") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(2);
   const int64_t K = 4096;  // a long row: the norm is still running when the GEMV's blocks start
   at::Tensor w = (at::randn({1536, K}) * 0.02).to(at::kBFloat16).cuda();

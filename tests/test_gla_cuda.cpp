@@ -39,8 +39,6 @@ constexpr double kRelTol = 5e-3;
 constexpr double kMaxTol = 1e-2;
 constexpr double kStepTol = 1e-6;
 
-using foxeval::test::have_cuda;
-
 at::Tensor bf16_round(const at::Tensor& x) { return x.to(at::kBFloat16).to(at::kFloat); }
 
 // Fills freed allocator memory with NaN so an output element a kernel forgets shows up.
@@ -129,10 +127,7 @@ double time_ms(const std::function<void()>& f, int reps) {
 }  // namespace
 
 TEST_CASE("gla cuda: dispatch rule") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   auto cuda = at::TensorOptions().device(at::kCUDA);
   // The official fixtures' tiny heads (K, V = 16/32) and CPU / bf16 tensors are not taken.
   Inputs tiny = make_inputs(1, 2, 40, 16, 32, true, -5, 1);
@@ -164,10 +159,7 @@ TEST_CASE("gla cuda: dispatch rule") {
 }
 
 TEST_CASE("gla cuda: chunked kernel against the fp64 recurrence, small and odd T") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   for (bool per_key : {true, false})
     for (auto [K, V] : {std::pair<int64_t, int64_t>{64, 128}, {128, 64}, {128, 128}, {64, 64}})
       for (int64_t T : {1, 2, 3, 5, 8, 15, 16, 17, 63, 64, 65, 200}) {
@@ -186,10 +178,7 @@ TEST_CASE("gla cuda: chunked kernel against the fp64 recurrence, small and odd T
 }
 
 TEST_CASE("gla cuda: strong decays stay finite and match") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   // Per-key g down to -30 per step (HGRN2's log sigmoid), scalar dt*A down to -20 (Mamba-2):
   // a cumulative gate reaches ~-1000 inside a chunk; no exp of a positive number may appear.
   for (bool per_key : {true, false}) {
@@ -214,10 +203,7 @@ TEST_CASE("gla cuda: strong decays stay finite and match") {
 }
 
 TEST_CASE("gla cuda: Mamba-2 760M shapes (scalar gate, q/k expanded over heads)") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const int64_t B = 1, H = 48, N = 128, P = 64;
   for (int64_t T : {4096, 1000}) {
     at::manual_seed(11 + T);
@@ -263,10 +249,7 @@ TEST_CASE("gla cuda: Mamba-2 760M shapes (scalar gate, q/k expanded over heads)"
 }
 
 TEST_CASE("gla cuda: HGRN2 760M shapes (per-key gate)") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const int64_t B = 1, H = 12, K = 128, V = 128;
   for (int64_t T : {4096, 1000}) {
     at::manual_seed(21 + T);
@@ -300,10 +283,7 @@ TEST_CASE("gla cuda: HGRN2 760M shapes (per-key gate)") {
 }
 
 TEST_CASE("gla cuda: the group-parallel state pass equals the sequential one") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   // Groups change only the state pass's fp32 sum order (a group's start state is exp(decay) *
   // the previous start + its end state from zero) and round the chunk start states to bf16 once
   // more (the group's part from zero, then the sum): within the tolerances against the exact
@@ -335,10 +315,7 @@ TEST_CASE("gla cuda: the group-parallel state pass equals the sequential one") {
 }
 
 TEST_CASE("gla cuda: state pass groups at the 760M shapes, T=4096 (timings reported, not gated)") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const RestoreGroups restore;
   auto cuda = at::TensorOptions().device(at::kCUDA);
   const int64_t T = 4096;
@@ -367,10 +344,7 @@ TEST_CASE("gla cuda: state pass groups at the 760M shapes, T=4096 (timings repor
 }
 
 TEST_CASE("gla cuda: the SSD form equals the GLA form on x * dt plus the D skip, to the bit") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   // ssd_chunked_cuda reads the conv output (bf16) in place and forms v = x * dt as the model's
   // ATen product does; y = sum + x * D rounded to bf16 is the model's (y + xs * D).to(bf16).
   const int64_t B = 1, H = 48, N = 128, P = 64, conv_dim = H * P + 2 * N;
@@ -404,10 +378,7 @@ TEST_CASE("gla cuda: the SSD form equals the GLA form on x * dt plus the D skip,
 }
 
 TEST_CASE("gla cuda: state chaining (two calls equal one)") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   for (bool per_key : {true, false})
     for (auto [T, T1] : {std::pair<int64_t, int64_t>{256, 128}, {200, 77}}) {
       Inputs in = make_inputs(2, 2, T, 128, 64, per_key, -6.0, 31 + T);
@@ -436,10 +407,7 @@ TEST_CASE("gla cuda: state chaining (two calls equal one)") {
 }
 
 TEST_CASE("gla cuda: step kernel equals the chunked kernel token by token, and is graph safe") {
-  if (!have_cuda()) {
-    MESSAGE("no CUDA");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   for (bool per_key : {true, false})
     for (auto [K, V] : {std::pair<int64_t, int64_t>{128, 128}, {128, 64}, {64, 64}}) {
       const int64_t T = 20;

@@ -13,15 +13,8 @@
 
 using namespace foxeval;
 
-namespace {
-using foxeval::test::have_cuda;
-}  // namespace
-
 TEST_CASE("greedy pick cuda: equals torch.argmax, ties and NaN included") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(7);
   const auto cuda = at::TensorOptions().device(at::kCUDA);
   for (auto dtype : {at::kBFloat16, at::kFloat, at::kHalf}) {

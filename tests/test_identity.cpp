@@ -65,6 +65,16 @@ std::string npy_u2(int rows, int cols) {
   return out;
 }
 
+// The one line compare_result_settings(changed, base) finds different once `field` of `changed`'s
+// settings is `value` (a failed REQUIRE where it finds none or several).
+std::string one_difference(nlohmann::json changed, const nlohmann::json& base, const std::string& field,
+                           const std::string& value) {
+  changed["header"]["settings"][field] = value;
+  const SettingsComparison c = compare_result_settings(changed, base);
+  REQUIRE(c.differ.size() == 1);
+  return c.differ[0];
+}
+
 }  // namespace
 
 TEST_CASE("identity: SHA-256 equals FIPS 180-4 (the test's own implementation) for buffers, files and byte ranges") {
@@ -200,17 +210,8 @@ TEST_CASE("check: models and data by content: another path passes, other content
   CHECK(c.differ.empty());
   CHECK(c.notes.empty());
 
-  nlohmann::json other_model = base;
-  other_model["header"]["settings"]["model_digest"] = "sha256:3333";
-  c = compare_result_settings(other_model, base);
-  REQUIRE(c.differ.size() == 1);
-  CHECK(c.differ[0] == "model_digest: \"sha256:1111\" vs \"sha256:3333\"");
-
-  nlohmann::json other_data = base;
-  other_data["header"]["settings"]["data_digest"] = "sha256:4444";
-  c = compare_result_settings(other_data, base);
-  REQUIRE(c.differ.size() == 1);
-  CHECK(c.differ[0].rfind("data_digest:", 0) == 0);
+  CHECK(one_difference(base, base, "model_digest", "sha256:3333") == "model_digest: \"sha256:1111\" vs \"sha256:3333\"");
+  CHECK(one_difference(base, base, "data_digest", "sha256:4444").rfind("data_digest:", 0) == 0);
 }
 
 TEST_CASE("check: a file made before content digests is compared on what both record, with a note") {
@@ -227,16 +228,9 @@ TEST_CASE("check: a file made before content digests is compared on what both re
   CHECK(c.differ.empty());
   CHECK(c.notes.size() == 3);  // no model digest, no data digest, fnv1a64 against sha256
   // ... where the older file's own settings still count: its data by the description (path included).
-  now["header"]["settings"]["data"] = "npy:other.npy dtype=<u2 shape=[4, 16]";
-  c = compare_result_settings(now, old);
-  REQUIRE(c.differ.size() == 1);
-  CHECK(c.differ[0].rfind("data:", 0) == 0);
+  CHECK(one_difference(now, old, "data", "npy:other.npy dtype=<u2 shape=[4, 16]").rfind("data:", 0) == 0);
   // Two digests of one algorithm are compared as they are.
-  nlohmann::json old2 = old;
-  old2["header"]["settings"]["haystack_digest"] = "fnv1a64:fedcba9876543210";
-  c = compare_result_settings(old2, old);
-  REQUIRE(c.differ.size() == 1);
-  CHECK(c.differ[0].rfind("haystack_digest:", 0) == 0);
+  CHECK(one_difference(old, old, "haystack_digest", "fnv1a64:fedcba9876543210").rfind("haystack_digest:", 0) == 0);
 }
 
 TEST_CASE("run options: auto is the GPU with bfloat16 when CUDA is present, else the CPU with float32") {

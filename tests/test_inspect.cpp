@@ -234,3 +234,28 @@ TEST_CASE("inspect: every family says what its decay is, and the capture changes
 
 }  // namespace
 }  // namespace foxeval
+
+namespace foxeval {
+namespace {
+
+TEST_CASE("inspect: layer_records over several layers at once equals layer_record of each layer") {
+  // Log decays as a trained gate gives them (mostly near 0, some strongly negative), three layers
+  // of [T, H] and one of [T, H, K] (a separate group: another shape's heads are not mixed).
+  at::manual_seed(7);
+  std::vector<at::Tensor> layers;
+  for (int l = 0; l < 3; ++l) layers.push_back(-at::exp(at::randn({300, 4}, at::kDouble) * 3.0 - 4.0));
+  const std::vector<nlohmann::json> together = inspect::layer_records(layers);
+  REQUIRE(together.size() == layers.size());
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const nlohmann::json alone = layer_record(layers[l]);
+    REQUIRE(together[l].size() == alone.size());
+    for (size_t h = 0; h < alone.size(); ++h) {
+      for (const char* k : {"n", "above", "gate_hist", "reach"}) CHECK(together[l][h][k] == alone[h][k]);
+      for (const char* k : {"sum_a", "sum_log"})  // float64 sums: the same numbers up to summation order
+        CHECK(together[l][h][k].get<double>() == doctest::Approx(alone[h][k].get<double>()).epsilon(1e-12));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace foxeval

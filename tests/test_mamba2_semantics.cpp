@@ -19,6 +19,7 @@
 #include "models/checkpoint.h"
 #include "models/mamba2/mamba2_model.h"
 #include "tests/temp_files.h"
+#include "tests/test_support.h"
 
 using namespace foxeval;
 namespace fs = std::filesystem;
@@ -43,11 +44,7 @@ at::Tensor logits(CausalLM& model, const at::Tensor& ids) {
 }
 
 // Per-token loss of ids[:, 1:] given logits[:, :-1], in fp64.
-at::Tensor token_loss(const at::Tensor& logits, const at::Tensor& ids) {
-  const int64_t T = ids.size(1);
-  at::Tensor lp = at::log_softmax(logits.narrow(1, 0, T - 1).to(at::kDouble), -1);
-  return -lp.gather(-1, ids.narrow(1, 1, T - 1).unsqueeze(-1)).squeeze(-1);
-}
+using foxeval::test::next_token_loss;
 
 struct Diff {
   double loss_mean, loss_max, rel_mean, rel_max;
@@ -55,7 +52,7 @@ struct Diff {
 
 Diff compare(const at::Tensor& ours, const at::Tensor& ref_f, const at::Tensor& ids) {
   at::Tensor ref = ref_f.to(at::kDouble);
-  at::Tensor dl = (token_loss(ours, ids) - token_loss(ref, ids)).abs();
+  at::Tensor dl = (next_token_loss(ours, ids) - next_token_loss(ref, ids)).abs();
   at::Tensor rel = (ours - ref).norm(2, {-1}) / ref.norm(2, {-1});
   return {dl.mean().item<double>(), dl.max().item<double>(), rel.mean().item<double>(), rel.max().item<double>()};
 }
@@ -189,7 +186,7 @@ TEST_CASE("mamba2 semantics: held-out configs, per-token loss of the official co
     at::Tensor ids = ref.read("input_ids");
     const int64_t T = ids.size(1);
     const at::Tensor ref_loss = ref.read("token_loss_kernels").to(at::kDouble);
-    auto loss_diff = [&](CausalLM& m) { return (token_loss(logits(m, ids), ids) - ref_loss).abs(); };
+    auto loss_diff = [&](CausalLM& m) { return (next_token_loss(logits(m, ids), ids) - ref_loss).abs(); };
     auto model = load_mamba2(dir, Mamba2Dt::kKernels);
     at::Tensor dl = loss_diff(*model);
     const double mean = dl.mean().item<double>(), max = dl.max().item<double>();

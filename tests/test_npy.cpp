@@ -14,18 +14,13 @@
 #include "data/token_rows.h"
 
 namespace fs = std::filesystem;
-using foxeval::Error;
 
 namespace {
 
 using TempDir = foxeval::test::TempDir;
-template <typename F>
-std::string error_of(F&& f) { return foxeval::test::error_of<Error>(f); }
+using foxeval::test::error_of;
 
-std::string fixture(const std::string& name) {
-  return std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/zarr/" + name;
-}
-
+std::string fixture(const std::string& name) { return std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/zarr/" + name; }
 
 void write_bytes(const fs::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary) << bytes;

@@ -17,8 +17,12 @@ namespace {
 
 std::string fixture(const std::string& name) { return std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/records/" + name; }
 
-template <typename F>
-std::string error_of(F&& f) { return foxeval::test::error_of<Error>(f); }
+using foxeval::test::error_of;
+
+// The error read_records gives for fixture `name` ("" when it reads).
+std::string records_error(const std::string& name) {
+  return error_of([&] { foxeval::read_records(fixture(name)); });
+}
 
 json read_all(const std::string& name) { return json(foxeval::read_records(fixture(name))); }
 
@@ -37,15 +41,11 @@ TEST_CASE("records jsonl: every line one object, equal to Python's json.loads") 
 }
 
 TEST_CASE("records jsonl: errors name the file and the 1-based line") {
-  CHECK(error_of([] { foxeval::read_records(fixture("bad_malformed.jsonl")); })
-            .find("bad_malformed.jsonl line 2: not valid JSON") != std::string::npos);
-  CHECK(error_of([] { foxeval::read_records(fixture("bad_not_object.jsonl")); })
-            .find("bad_not_object.jsonl line 3: a record must be a JSON object, not array") != std::string::npos);
-  CHECK(error_of([] { foxeval::read_records(fixture("bad_blank.jsonl")); })
-            .find("bad_blank.jsonl line 2: blank line") != std::string::npos);
-  CHECK(error_of([] { foxeval::read_records(fixture("bad_extension.json")); })
-            .find("bad_extension.json: records are read from .jsonl or .parquet files, not '.json'") != std::string::npos);
-  CHECK(error_of([] { foxeval::read_records(fixture("missing.jsonl")); }).find("missing.jsonl") != std::string::npos);
+  CHECK(records_error("bad_malformed.jsonl").find("bad_malformed.jsonl line 2: not valid JSON") != std::string::npos);
+  CHECK(records_error("bad_not_object.jsonl").find("bad_not_object.jsonl line 3: a record must be a JSON object, not array") != std::string::npos);
+  CHECK(records_error("bad_blank.jsonl").find("bad_blank.jsonl line 2: blank line") != std::string::npos);
+  CHECK(records_error("bad_extension.json").find("bad_extension.json: records are read from .jsonl or .parquet files, not '.json'") != std::string::npos);
+  CHECK(records_error("missing.jsonl").find("missing.jsonl") != std::string::npos);
 }
 
 TEST_CASE("records parquet: every type equals pyarrow's to_pylist, across row groups") {
@@ -75,14 +75,10 @@ TEST_CASE("records parquet: ARC-like choices struct becomes an object of lists")
 }
 
 TEST_CASE("records parquet: unsupported types, bad UTF-8 and non-Parquet files are refused by name") {
-  CHECK(error_of([] { foxeval::read_records(fixture("bad_binary.parquet")); })
-            .find("bad_binary.parquet: column 'blob' has Arrow type binary") != std::string::npos);
-  CHECK(error_of([] { foxeval::read_records(fixture("bad_nested_decimal.parquet")); })
-            .find("bad_nested_decimal.parquet: column 'meta.price' has Arrow type decimal128(10, 2)") != std::string::npos);
-  CHECK(error_of([] { foxeval::read_records(fixture("bad_utf8.parquet")); })
-            .find("bad_utf8.parquet row 2: field 's': a string is not valid UTF-8") != std::string::npos);
-  CHECK(error_of([] { foxeval::read_records(fixture("bad_not_parquet.parquet")); })
-            .find("bad_not_parquet.parquet: not a Parquet file Arrow can read") != std::string::npos);
+  CHECK(records_error("bad_binary.parquet").find("bad_binary.parquet: column 'blob' has Arrow type binary") != std::string::npos);
+  CHECK(records_error("bad_nested_decimal.parquet").find("bad_nested_decimal.parquet: column 'meta.price' has Arrow type decimal128(10, 2)") != std::string::npos);
+  CHECK(records_error("bad_utf8.parquet").find("bad_utf8.parquet row 2: field 's': a string is not valid UTF-8") != std::string::npos);
+  CHECK(records_error("bad_not_parquet.parquet").find("bad_not_parquet.parquet: not a Parquet file Arrow can read") != std::string::npos);
 }
 
 TEST_CASE("records field helpers name where the record is") {

@@ -19,6 +19,7 @@
 #include "models/hgrn2/hgrn2_model.h"
 #include "models/mamba2/mamba2_model.h"
 #include "models/recurrent_ops.h"
+#include "tests/test_support.h"
 
 using namespace foxeval;
 
@@ -56,11 +57,7 @@ at::Tensor logits(CausalLM& model, const at::Tensor& ids, DecodeState* state = n
 }
 
 // Per-token loss of ids[:, 1:] given logits[:, :-1], in fp64.
-at::Tensor token_loss(const at::Tensor& logits, const at::Tensor& ids) {
-  const int64_t T = ids.size(1);
-  at::Tensor lp = at::log_softmax(logits.narrow(1, 0, T - 1).to(at::kDouble), -1);
-  return -lp.gather(-1, ids.narrow(1, 1, T - 1).unsqueeze(-1)).squeeze(-1);
-}
+using foxeval::test::next_token_loss;
 
 struct Diff {
   double rel_max, rel_mean, loss_max, loss_mean;
@@ -69,7 +66,7 @@ struct Diff {
 Diff compare(const at::Tensor& ours, const at::Tensor& ref, const at::Tensor& ids) {
   at::Tensor o = ours.to(at::kDouble), r = ref.to(at::kDouble);
   at::Tensor rel = (o - r).norm(2, {-1}) / r.norm(2, {-1});
-  at::Tensor dl = (token_loss(o, ids) - token_loss(r, ids)).abs();
+  at::Tensor dl = (next_token_loss(o, ids) - next_token_loss(r, ids)).abs();
   return {rel.max().item<double>(), rel.mean().item<double>(), dl.max().item<double>(), dl.mean().item<double>()};
 }
 
@@ -79,6 +76,35 @@ void report(const std::string& what, const Diff& d) {
 }
 
 at::Tensor read(const std::string& file, const std::string& name) { return SafetensorsFile(file).read(name); }
+
+// Family `name` loaded in `dtype`, its logits on the official reference ids, the reference file.
+struct OfficialRun {
+  std::unique_ptr<CausalLM> model;
+  at::Tensor ids, lg;
+  SafetensorsFile file;
+};
+OfficialRun run_official(const std::string& name, const std::string& dtype) {
+  const std::string dir = official_dir(name), ref = dir + "/reference.safetensors";
+  auto model = load(dir, dtype);
+  at::Tensor ids = read(ref, "input_ids");
+  at::Tensor lg = logits(*model, ids);
+  return {std::move(model), ids, lg, SafetensorsFile(ref)};
+}
+
+// Our logits `lg` against the reference file's `key`: reported as `what`, then held to the bounds.
+struct Bounds {
+  double rel_mean, rel_max, loss_mean, loss_max;
+};
+void check_against(const at::Tensor& lg, const SafetensorsFile& file, const std::string& key, const at::Tensor& ids,
+                   const std::string& what, const Bounds& b) {
+  INFO(what);
+  const Diff d = compare(lg, file.read(key), ids);
+  report(what, d);
+  CHECK(d.rel_mean < b.rel_mean);
+  CHECK(d.rel_max < b.rel_max);
+  CHECK(d.loss_mean < b.loss_mean);
+  CHECK(d.loss_max < b.loss_max);
+}
 
 // Prefill of the first part, then single steps, then a multi-token continuation, against one
 // prefill of everything (fp32: the same math in another order; 1e-7..4e-5 of the hidden scale).
@@ -190,51 +216,29 @@ TEST_CASE("recurrent ops: causal conv with carried state") {
 
 TEST_CASE("recurrent families: official fixtures, float32") {
   for (const char* name : kFamilies) {
-    const std::string dir = official_dir(name);
-    auto model = load(dir, "float32");
-    const std::string ref = dir + "/reference.safetensors";
-    at::Tensor ids = read(ref, "input_ids");
-    at::Tensor lg = logits(*model, ids);
-    SafetensorsFile file(ref);
+    OfficialRun run = run_official(name, "float32");
+    auto& [model, ids, lg, file] = run;
     // Mamba-2: the kernels' semantics (logits_fp32_kernels); its logits_fp32 (the torch path's
     // clamp) is checked in test_mamba2_semantics.cpp.
     const std::string key = file.contains("logits_fp32_kernels") ? "logits_fp32_kernels" : "logits_fp32";
-    if (file.contains(key)) {
-      Diff d = compare(lg, file.read(key), ids);
-      report(fmt::format("{} fp32 vs official {}", name, key), d);
-      CHECK(d.rel_max < 2e-5);
-      CHECK(d.rel_mean < 1e-5);
-      CHECK(d.loss_mean < 2e-4);
-      CHECK(d.loss_max < 2e-3);
-    }
+    if (file.contains(key))
+      check_against(lg, file, key, ids, fmt::format("{} fp32 vs official {}", name, key), {1e-5, 2e-5, 2e-4, 2e-3});
     // Against the official bf16 logits: within the official bf16-vs-fp32 noise.
-    Diff d = compare(lg, file.read("logits_bf16"), ids);
-    report(fmt::format("{} fp32 vs official logits_bf16", name), d);
-    CHECK(d.rel_mean < 2.5e-2);
-    CHECK(d.rel_max < 6e-2);
-    CHECK(d.loss_mean < 1e-2);
-    CHECK(d.loss_max < 5e-2);
+    check_against(lg, file, "logits_bf16", ids, fmt::format("{} fp32 vs official logits_bf16", name),
+                  {2.5e-2, 6e-2, 1e-2, 5e-2});
   }
 }
 
 TEST_CASE("recurrent families: official fixtures, bfloat16 (autocast numerics)") {
   for (const char* name : kFamilies) {
-    const std::string dir = official_dir(name);
-    auto model = load(dir, "bfloat16");
-    const std::string ref = dir + "/reference.safetensors";
-    at::Tensor ids = read(ref, "input_ids");
-    at::Tensor lg = logits(*model, ids);
-    SafetensorsFile file(ref);
+    OfficialRun run = run_official(name, "bfloat16");
+    auto& [model, ids, lg, file] = run;
     // (Mamba-2's logits_bf16 was made by the torch path, with the dt clamp: its effect, about
     // 1e-4 in loss, is far below the bf16 noise gated here.)
-    Diff d = compare(lg, file.read("logits_bf16"), ids);
-    report(fmt::format("{} bf16 vs official logits_bf16", name), d);
     // DeltaNet's official bf16 kernel keeps chunk states and v_new in bf16: its noise is about
     // twice the others' (our fp32 and fp64 both differ from it by 1.6-1.7e-2 mean).
-    CHECK(d.rel_mean < (std::string(name) == "delta_net" ? 2.5e-2 : 1.5e-2));
-    CHECK(d.rel_max < 6e-2);
-    CHECK(d.loss_mean < 1e-2);
-    CHECK(d.loss_max < 5e-2);
+    check_against(lg, file, "logits_bf16", ids, fmt::format("{} bf16 vs official logits_bf16", name),
+                  {std::string(name) == "delta_net" ? 2.5e-2 : 1.5e-2, 6e-2, 1e-2, 5e-2});
     if (file.contains("logits_fp32")) report(fmt::format("{} bf16 vs official logits_fp32", name),
                                              compare(lg, file.read("logits_fp32"), ids));
     // Greedy smoke check (random models have near ties: reported, not gated).
@@ -262,7 +266,7 @@ TEST_CASE("recurrent families: unseen checkpoints vs the fp64 python reference")
     at::Tensor ids = read(ref, "input_ids");
     at::Tensor lg = logits(*model, ids);
     at::Tensor loss_ref = read(ref, "token_loss_fp64");
-    at::Tensor dl = (token_loss(lg, ids) - loss_ref).abs();
+    at::Tensor dl = (next_token_loss(lg, ids) - loss_ref).abs();
     at::Tensor last = read(ref, "logits_fp64_last");
     at::Tensor lgl = lg.narrow(1, ids.size(1) - last.size(1), last.size(1)).to(at::kDouble);
     at::Tensor rel = (lgl - last).norm(2, {-1}) / last.norm(2, {-1});
@@ -272,7 +276,7 @@ TEST_CASE("recurrent families: unseen checkpoints vs the fp64 python reference")
     CHECK(dl.mean().item<double>() < 2e-4);
     CHECK(rel.max().item<double>() < 1e-4);
     auto bf = load(dir, "bfloat16", dt);
-    at::Tensor dlb = (token_loss(logits(*bf, ids), ids) - loss_ref).abs();
+    at::Tensor dlb = (next_token_loss(logits(*bf, ids), ids) - loss_ref).abs();
     MESSAGE(fmt::format("{} bf16: loss diff max {:.2e} mean {:.2e}", name, dlb.max().item<double>(),
                         dlb.mean().item<double>()));
     CHECK(dlb.mean().item<double>() < 5e-2);

@@ -33,8 +33,6 @@ using namespace foxeval;
 
 namespace {
 
-using foxeval::test::have_cuda;
-
 // FOXEVAL_RECURRENT_IMPL for one scope ("" unsets it), the old value restored after.
 class ImplEnv {
  public:
@@ -123,10 +121,7 @@ at::Tensor aten_conv(int mode, const at::Tensor& x, const at::Tensor& w, const a
 }  // namespace
 
 TEST_CASE("recurrent glue cuda: causal conv equals the ATen form to the bit") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   const int64_t B = 2, K = 4;
   int64_t cases = 0, failed = 0;
   for (int64_t C : {3328, 4096}) {
@@ -178,10 +173,7 @@ TEST_CASE("recurrent glue cuda: causal conv equals the ATen form to the bit") {
 }
 
 TEST_CASE("recurrent glue cuda: causal conv segments and decode steps equal one prefill") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(11);
   const int64_t B = 2, C = 3328, K = 4, T = 4100;
   at::Tensor x = cuda(at::randn({B, T, C}).to(at::kBFloat16));
@@ -229,10 +221,7 @@ TEST_CASE("recurrent glue cuda: causal conv segments and decode steps equal one 
 }
 
 TEST_CASE("recurrent glue cuda: causal conv decode step replays in a CUDA graph") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(5);
   const int64_t S = 4, C = 3328, K = 4, steps = 6;
   at::Tensor xs = cuda(at::randn({steps, S, 1, C}).to(at::kBFloat16));
@@ -319,10 +308,7 @@ double max_rel(const at::Tensor& a, const at::Tensor& b) {
 }  // namespace
 
 TEST_CASE("recurrent glue cuda: Mamba-2 gated norm equals the ATen chain") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   // Tolerance (fp32 output): the kernel and the ATen chain do the same rounded elementwise ops;
   // they differ only in the order of the group's fp32 sum of squares. Each order's relative
   // error is at most ~depth * 2^-24 (depth: the longest chain of adds, ~30 for a strided sum
@@ -392,10 +378,7 @@ std::unique_ptr<CausalLM> load_cuda_bf16(const std::string& dir) {
 }  // namespace
 
 TEST_CASE("recurrent glue cuda: models in bf16 with the glue kernels vs the ATen forms") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   // Whole models: the dispatch, Mamba-2's strided conv input and gated-norm views, padding
   // masks through the conv. Left padding in row 0 (seq_start 9) and a prefill of 60 followed
   // by 4 steps. The convs give the same bits; Mamba-2's norm differs by fp32 sum order, which
@@ -443,10 +426,7 @@ double time_ms(F&& f, int iters = 20) {
 }  // namespace
 
 TEST_CASE("recurrent glue cuda: timings at the 760M shapes (reported, not gated)") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(1);
   const int64_t T = 4096, C = 3328, E = 3072, K = 4, H = 48, P = 64;
   // Mamba-2's layer: in_proj output [1, T, 2E + C + H] bf16, xbc its slice.

@@ -41,14 +41,18 @@ double max_rel(const at::Tensor& a, const at::Tensor& b) {
   return (a - b).abs().max().item<double>() / b.abs().max().item<double>();
 }
 
+// The first 128 reference ids of rows 0 and 1 of family `name`'s fixture.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> reference_rows(const std::string& name) {
+  at::Tensor input = SafetensorsFile(fixture(name) + "/reference.safetensors").read("input_ids");
+  return {row_ids(input[0], 0, 128), row_ids(input[1], 0, 128)};
+}
+
 }  // namespace
 
 TEST_CASE("decode slots: a step equals the decoding state's step, and a reused slot forgets (seven families)") {
   for (const char* name : kFamilies) {
     INFO(name);
-    SafetensorsFile ref(fixture(name) + "/reference.safetensors");
-    at::Tensor input = ref.read("input_ids");
-    const std::vector<int64_t> r0 = row_ids(input[0], 0, 128), r1 = row_ids(input[1], 0, 128);
+    const auto [r0, r1] = reference_rows(name);
     auto model = load_model(fixture(name), RunOptions{"cpu", "float32"});
     auto slots = model->new_slots(3, 72);
     REQUIRE(slots);
@@ -86,9 +90,7 @@ TEST_CASE("decode slots: a step equals the decoding state's step, and a reused s
 TEST_CASE("decode slots: a prefill into the slot's own cache equals a prefill loaded by copy (FoX and Transformer)") {
   for (const char* name : kFamilies) {
     INFO(name);
-    SafetensorsFile ref(fixture(name) + "/reference.safetensors");
-    at::Tensor input = ref.read("input_ids");
-    const std::vector<int64_t> r0 = row_ids(input[0], 0, 128), r1 = row_ids(input[1], 0, 128);
+    const auto [r0, r1] = reference_rows(name);
     auto model = load_model(fixture(name), RunOptions{"cpu", "float32"});
     auto in_place = model->new_slots(2, 72), by_copy = model->new_slots(2, 72);
     const bool attention = std::string(name).rfind("mamba2", 0) != 0 && std::string(name) != "hgrn2" &&

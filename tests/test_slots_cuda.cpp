@@ -26,8 +26,6 @@ using namespace foxeval;
 
 namespace {
 
-using foxeval::test::have_cuda;
-
 std::vector<int64_t> row_ids(const at::Tensor& t, int64_t a, int64_t b) {
   at::Tensor c = t.slice(0, a, b).to(at::kLong).contiguous();
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
@@ -36,10 +34,7 @@ std::vector<int64_t> row_ids(const at::Tensor& t, int64_t a, int64_t b) {
 }  // namespace
 
 TEST_CASE("forgetting attention cuda: kv_len decode equals each row's keys alone") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   at::manual_seed(3);
   const auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
   for (int64_t D : {64, 128}) {
@@ -68,10 +63,7 @@ TEST_CASE("forgetting attention cuda: kv_len decode equals each row's keys alone
 }
 
 TEST_CASE("decode slots cuda: CUDA-graph decoding equals eager decoding, token for token (seven families, bf16)") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   for (const char* name : {"fox_pro", "fox_llama", "transformer_pro", "transformer_llama", "mamba2", "hgrn2", "delta_net"}) {
     INFO(name);
     const std::string dir = test::source_path(std::string("tests/fixtures/official/") + name);
@@ -182,10 +174,7 @@ at::Tensor forced_decode(CausalLM& model, const at::Tensor& input, bool slots) {
 }  // namespace
 
 TEST_CASE("decode slots cuda: the fused decode step equals the CPU's steps (fp32) and the unfused GPU path (bf16)") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   // FoX and Transformer, LLaMA and Pro: shift, qk-norm, output gate, rotary, forget gate or none.
   for (const char* name : {"fox_pro", "fox_llama", "transformer_pro", "transformer_llama"}) {
     INFO(name);
@@ -212,10 +201,7 @@ TEST_CASE("decode slots cuda: the fused decode step equals the CPU's steps (fp32
 }
 
 TEST_CASE("decode slots cuda: out of GPU memory halves the slots and gives the tokens of an unconstrained run") {
-  if (!have_cuda()) {
-    MESSAGE("CUDA unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_CUDA();
   OneHeadFox fixture;
   RunOptions options;
   options.device = "cuda", options.dtype = "bfloat16";

@@ -18,6 +18,16 @@ inline std::string shared_path(const std::string& rel) { return std::string(FOXE
 // Whether a CUDA device is there (the GPU test cases return early with a message where not, as in CI).
 inline bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
 
+// Ends the calling test case, with a message, where have_cuda() is false: the GPU test cases pass
+// there without checking anything, and say so.
+#define SKIP_WITHOUT_CUDA()                 \
+  do {                                      \
+    if (!foxeval::test::have_cuda()) {      \
+      MESSAGE("CUDA unavailable: skipping"); \
+      return;                               \
+    }                                       \
+  } while (0)
+
 // ||a - b|| / ||b||, in float64.
 inline double rel_err(const at::Tensor& a, const at::Tensor& b) {
   at::Tensor ad = a.to(at::kDouble).cpu(), bd = b.to(at::kDouble).cpu();

@@ -26,13 +26,9 @@ using foxeval::Error;
 namespace {
 
 using TempDir = foxeval::test::TempDir;
-template <typename F>
-std::string error_of(F&& f) { return foxeval::test::error_of<Error>(f); }
+using foxeval::test::error_of;
 
-std::string fixture(const std::string& name) {
-  return std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/zarr/" + name;
-}
-
+std::string fixture(const std::string& name) { return std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/zarr/" + name; }
 
 // A copy of fixture NAME.zarr in a temp dir, to damage.
 fs::path copy_fixture(const TempDir& tmp, const std::string& name) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "data/python/json_short_escape.h"
 #include "data/python/numbers.h"
 
 namespace foxeval {
@@ -57,19 +58,10 @@ void dump(const Json& v, int indent, int level, std::string& out) {
 
 std::string python_json_string(const std::string& s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += static_cast<char>(c);
-    }
+  for (unsigned char c : s) {  // UTF-8 bytes >= 0x80 pass through: ensure_ascii=False
+    if (const char* e = json_short_escape(c)) out += e;
+    else if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+    else out += static_cast<char>(c);
   }
   return out + "\"";
 }

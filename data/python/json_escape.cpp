@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "data/errors.h"
+#include "data/python/json_short_escape.h"
 #include "data/utf8.h"
 
 namespace foxeval {
@@ -22,17 +23,13 @@ void append_u16(std::string& out, unsigned v) {
 
 // json.dumps' ensure_ascii form of one code point; a surrogate (lone or not) as its own \\uXXXX.
 void append_escaped(std::string& out, char32_t c) {
-  if (c >= 0x20 && c < 0x7F) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(static_cast<char>(c));
+  if (const char* e = json_short_escape(c)) {
+    out += e;
     return;
   }
-  switch (c) {
-    case '\b': out += "\\b"; return;
-    case '\f': out += "\\f"; return;
-    case '\n': out += "\\n"; return;
-    case '\r': out += "\\r"; return;
-    case '\t': out += "\\t"; return;
+  if (c >= 0x20 && c < 0x7F) {
+    out.push_back(static_cast<char>(c));
+    return;
   }
   if (c >= 0x10000) {  // a UTF-16 surrogate pair, as json.dumps writes astral characters
     append_u16(out, 0xD800 + ((c - 0x10000) >> 10));

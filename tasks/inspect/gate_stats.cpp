@@ -138,6 +138,30 @@ nlohmann::json layer_record(const at::Tensor& log_decay) {
   return out;
 }
 
+std::vector<nlohmann::json> layer_records(const std::vector<at::Tensor>& log_decays) {
+  constexpr int64_t kMaxGroupValues = int64_t(1) << 25;
+  std::vector<nlohmann::json> out;
+  for (size_t first = 0; first < log_decays.size();) {
+    size_t end = first + 1;
+    int64_t values = log_decays[first].numel();
+    while (end < log_decays.size() && values + log_decays[end].numel() <= kMaxGroupValues) values += log_decays[end++].numel();
+    if (end - first == 1) {
+      out.push_back(layer_record(log_decays[first]));
+    } else {
+      const std::vector<at::Tensor> group(log_decays.begin() + first, log_decays.begin() + end);
+      const nlohmann::json heads = layer_record(at::cat(group, 1));  // [T, layers x H(, K)]
+      size_t h = 0;
+      for (const at::Tensor& layer : group) {
+        nlohmann::json one = nlohmann::json::array();
+        for (int64_t i = 0; i < layer.size(1); ++i) one.push_back(heads.at(h++));
+        out.push_back(std::move(one));
+      }
+    }
+    first = end;
+  }
+  return out;
+}
+
 void add_head_records(nlohmann::json& a, const nlohmann::json& b) {
   a["n"] = a["n"].get<int64_t>() + b.at("n").get<int64_t>();
   a["sum_a"] = a["sum_a"].get<double>() + b.at("sum_a").get<double>();

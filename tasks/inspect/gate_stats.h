@@ -52,6 +52,12 @@ at::Tensor pruned_keys(const at::Tensor& c, double tau);
 // device; only the counts come back.
 nlohmann::json layer_record(const at::Tensor& log_decay);
 
+// layer_record of each layer's log decay (all of one shape), several layers at once with their
+// heads side by side: the same per-head numbers from a fraction of the kernel launches (a FoX
+// model's 24 layers of [65536, 16] in one pass), in groups of at most 2^25 values (fp64
+// intermediates stay a few hundred MiB; HGRN2's per-key decays go a layer at a time).
+std::vector<nlohmann::json> layer_records(const std::vector<at::Tensor>& log_decays);
+
 // The summary of per-head records (already summed over documents with add_head_records):
 // {n, gate: {mean, quantiles, frac_above}, mean_log_gate, reach: {"5": {...}, "10": {...}}}.
 nlohmann::json head_summary(const nlohmann::json& head);

@@ -17,6 +17,7 @@
 #include "data/token_rows.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
+#include "models/stage_timer.h"
 #include "tasks/inspect/gate_stats.h"
 #include "tasks/runner.h"
 
@@ -166,12 +167,7 @@ nlohmann::json run_gates(const GatesSettings& s) {
 
   std::vector<WorkItem> items;
   for (int64_t d = 0; d < num_docs; ++d) items.push_back({fmt::format("doc_{}", d), static_cast<double>(doc_len)});
-  RunnerSettings rs;
-  rs.out_path = s.out_path;
-  rs.resume = s.resume;
-  rs.num_shards = s.num_shards;
-  rs.shard_index = s.shard_index;
-  rs.progress_unit = "tok";
+  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
   Runner runner(rs, "inspect-gates", identity, items);
   const auto start = std::chrono::steady_clock::now();
   int64_t docs_this_run = 0, tokens_this_run = 0;
@@ -184,9 +180,17 @@ nlohmann::json run_gates(const GatesSettings& s) {
       ids.insert(ids.end(), row.begin(), row.end() - 1);
     }
     Capture capture(decay.layers, {-1, -1}, -1);
-    forward_captured(*model, ids, capture);
+    {
+      StageTimer timer("forward");
+      forward_captured(*model, ids, capture);
+    }
     nlohmann::json layers = nlohmann::json::array();
-    for (int64_t l = 0; l < decay.layers; ++l) layers.push_back(layer_record(capture.layer(l).select(0, 0)));
+    {
+      StageTimer timer("gate statistics");
+      std::vector<at::Tensor> decays;
+      for (int64_t l = 0; l < decay.layers; ++l) decays.push_back(capture.layer(l).select(0, 0));
+      for (nlohmann::json& layer : layer_records(decays)) layers.push_back(std::move(layer));
+    }
     const auto T = static_cast<int64_t>(ids.size());
     runner.finish(items[i].id, {{"tokens", T}, {"layers", std::move(layers)}}, static_cast<double>(T));
     ++docs_this_run;

@@ -278,12 +278,7 @@ json run_lm_eval(const LmEvalSettings& s) {
   for (size_t t = 0; t < tasks.size(); ++t)
     for (size_t d = 0; d < tasks[t].docs.size(); ++d) item_doc.emplace_back(t, d);
 
-  RunnerSettings rs;
-  rs.out_path = s.out_path;
-  rs.resume = s.resume;
-  rs.num_shards = s.num_shards;
-  rs.shard_index = s.shard_index;
-  rs.progress_unit = "tok";
+  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
   Runner run(rs, "lm-eval", make_identity(s, *model, tasks), items);
 
   LoglikelihoodOptions opt;

@@ -63,12 +63,7 @@ nlohmann::json run_longbench(const RunSettings& s) {
     items.push_back({fmt::format("{}/{}", p.task, p.record.index),
                      static_cast<double>(p.ids.size() + static_cast<size_t>(generation_length(s, set.config, p.task)))});
 
-  RunnerSettings rs;
-  rs.out_path = (fs::path(s.out_dir) / "run.json").string();
-  rs.resume = s.resume;
-  rs.num_shards = s.num_shards;
-  rs.shard_index = s.shard_index;
-  rs.progress_unit = "tok";
+  RunnerSettings rs{(fs::path(s.out_dir) / "run.json").string(), s.resume, s.num_shards, s.shard_index};
   Runner runner(rs, "longbench", identity(s, set, *model, tok), items);
 
   // Records are handed out in batches (Runner::claim_batch: longest first; in a distributed run

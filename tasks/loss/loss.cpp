@@ -209,12 +209,7 @@ nlohmann::json run_loss(const LossSettings& s) {
     const int64_t n = std::min(s.batch_size, num_windows - first);
     items.push_back({fmt::format("windows_{}_{}", first, first + n), static_cast<double>(n * seq_len)});
   }
-  RunnerSettings rs;
-  rs.out_path = s.out_path;
-  rs.resume = s.resume;
-  rs.num_shards = s.num_shards;
-  rs.shard_index = s.shard_index;
-  rs.progress_unit = "tok";
+  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
   rs.save_every_seconds = s.save_every_seconds;
   Runner run(rs, "loss", identity(s, *model, *rows, seq_len, num_windows), items, loss_reducer());
 

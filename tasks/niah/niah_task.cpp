@@ -114,12 +114,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
       {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
   identity.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
 
-  RunnerSettings rs;
-  rs.out_path = s.out_path;
-  rs.resume = s.resume;
-  rs.num_shards = s.num_shards;
-  rs.shard_index = s.shard_index;
-  rs.progress_unit = "tok";
+  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
   Runner runner(rs, "niah", identity, items);
   if (!s.pred_dir.empty()) make_folder(s.pred_dir, "--pred-dir");
 

@@ -113,19 +113,9 @@ def load_official(src):
     import forgetting_transformer.model.forgetting_transformer.modeling_forgetting_transformer as mft
     # fla_utils enters torch.<device>.device(index) around each Triton call; torch.cpu has none.
     fla_utils.custom_device_ctx = lambda index: contextlib.nullcontext()
-    # Autotuning times configs on a GPU driver, which the interpreter has none of: every config
-    # "takes" 0 s, so the first listed runs (a tile choice; the values are the same up to rounding).
-    from triton.runtime.autotuner import Autotuner
-    Autotuner._bench = lambda self, *args, config, **meta: [0.0, 0.0, 0.0]
-    # The interpreter turns a scalar into an int with int(array of shape (1,)), which NumPy >= 2.4
-    # refuses: the same through .item()-like indexing.
-    from triton.runtime import interpreter
-    patch_tensor = interpreter._patch_lang_tensor
-
-    def patch_lang_tensor(tensor, scope):
-        patch_tensor(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
-    interpreter._patch_lang_tensor = patch_lang_tensor
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+    from triton_interpreter import patch_triton_interpreter  # shared with scripts/bench_recurrent_anchor.py
+    patch_triton_interpreter()
     # glu_linear's gated units are CUDA jiterator kernels: the same formulas (fp32 inside, result in
     # the input dtype) in torch.
     import forgetting_transformer.model.forgetting_transformer.glu_linear as glu

@@ -50,26 +50,17 @@ SPACES = [" ", "  ", "\t", "\n", "\r\n", "\u3000", "\u00a0", "\n\n"]
 EMOJI = ["😀", "👍", "🚀", "❤️", "🇨🇳"]
 
 
+# The pools a piece of zh_text is drawn from, by cumulative probability (None: the words given).
+PIECES = [(0.55, None), (0.62, RARE_HAN), (0.70, ASCII), (0.78, NUMBERS), (0.82, FULLWIDTH), (0.94, PUNCT),
+          (0.98, SPACES), (1.0, EMOJI)]
+
+
 def zh_text(rng, words, n_min=1, n_max=30):
     out = []
     for _ in range(rng.randint(n_min, n_max)):
         r = rng.random()
-        if r < 0.55:
-            out.append(rng.choice(words))
-        elif r < 0.62:
-            out.append(rng.choice(RARE_HAN))
-        elif r < 0.70:
-            out.append(rng.choice(ASCII))
-        elif r < 0.78:
-            out.append(rng.choice(NUMBERS))
-        elif r < 0.82:
-            out.append(rng.choice(FULLWIDTH))
-        elif r < 0.94:
-            out.append(rng.choice(PUNCT))
-        elif r < 0.98:
-            out.append(rng.choice(SPACES))
-        else:
-            out.append(rng.choice(EMOJI))
+        pool = next(p for limit, p in PIECES if r < limit)
+        out.append(rng.choice(words if pool is None else pool))
     return "".join(out)
 
 

@@ -48,6 +48,18 @@ def pad_mask(B, T, seq_start):
     return (pos >= torch.as_tensor(seq_start)[:, None]).to(D)  # [B,T] 1 = real token
 
 
+# ----------------------------------------------------------------------------- the stack
+def block_stack(W, cfg, ids, seq_start, root, final_norm, eps, block):
+    """Every family here: the embeddings, h = block(h, "{root}.layers.{l}.", pad mask) per layer, the
+    final RMSNorm (weight final_norm)."""
+    B, T = ids.shape
+    mask = pad_mask(B, T, seq_start)[..., None]
+    h = W[root + ".embeddings.weight"][ids]
+    for l in range(cfg["num_hidden_layers"]):
+        h = block(h, f"{root}.layers.{l}.", mask)
+    return rms_norm(h, final_norm, eps)
+
+
 # ----------------------------------------------------------------------------- Mamba-2
 def mamba2_hidden(W, cfg, ids, seq_start):
     B, T = ids.shape
@@ -55,10 +67,8 @@ def mamba2_hidden(W, cfg, ids, seq_start):
     G = cfg.get("n_groups", 1)
     E = int(cfg.get("expand", 2) * cfg["hidden_size"])
     eps = cfg.get("layer_norm_epsilon", 1e-5)
-    mask = pad_mask(B, T, seq_start)[..., None]
-    h = W["backbone.embeddings.weight"][ids]
-    for l in range(cfg["num_hidden_layers"]):
-        p = f"backbone.layers.{l}."
+
+    def block(h, p, mask):
         x = rms_norm(h, W[p + "norm.weight"], eps)
         x = x * mask  # the official code zeroes pad inputs of the mixer
         proj = F.linear(x, W[p + "mixer.in_proj.weight"], W.get(p + "mixer.in_proj.bias"))
@@ -83,8 +93,21 @@ def mamba2_hidden(W, cfg, ids, seq_start):
         y = torch.stack(ys, 1).reshape(B, T, E)
         y = y * F.silu(z)  # norm_before_gate=False
         y = rms_norm(y.view(B, T, G, E // G), W[p + "mixer.norm.weight"].view(G, E // G), eps).reshape(B, T, E)
-        h = h + F.linear(y, W[p + "mixer.out_proj.weight"], W.get(p + "mixer.out_proj.bias"))
-    return rms_norm(h, W["backbone.norm_f.weight"], eps)
+        return h + F.linear(y, W[p + "mixer.out_proj.weight"], W.get(p + "mixer.out_proj.bias"))
+    return block_stack(W, cfg, ids, seq_start, "backbone", W["backbone.norm_f.weight"], eps, block)
+
+
+# ----------------------------------------------------------------------------- fla blocks
+def fla_hidden(W, cfg, ids, seq_start, attention):
+    """fla's block (HGRN2, DeltaNet): attn_norm, the layer's token mixer attention(x, prefix, mask,
+    eps) -> [B, T, hidden] before o_proj, residual, mlp_norm, SwiGLU, residual."""
+    eps = cfg.get("norm_eps", 1e-6)
+
+    def block(h, p, mask):
+        x = rms_norm(h, W[p + "attn_norm.weight"], eps)
+        r = h + F.linear(attention(x, p, mask, eps), W[p + "attn.o_proj.weight"])
+        return r + swiglu_mlp(rms_norm(r, W[p + "mlp_norm.weight"], eps), W, p + "mlp.")
+    return block_stack(W, cfg, ids, seq_start, "model", W["model.norm.weight"], eps, block)
 
 
 # ----------------------------------------------------------------------------- HGRN2
@@ -96,12 +119,8 @@ def hgrn2_hidden(W, cfg, ids, seq_start):
         er = Hd // nh
     if nh is None:
         nh = Hd // er
-    eps = cfg.get("norm_eps", 1e-6)
-    mask = pad_mask(B, T, seq_start)[..., None]
-    h = W["model.embeddings.weight"][ids]
-    for l in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{l}."
-        x = rms_norm(h, W[p + "attn_norm.weight"], eps)
+
+    def attention(x, p, mask, eps):
         q = F.linear(x, W[p + "attn.q_proj.weight"])
         f = F.linear(x, W[p + "attn.f_proj.weight"])
         i = F.linear(x, W[p + "attn.i_proj.weight"])
@@ -123,11 +142,8 @@ def hgrn2_hidden(W, cfg, ids, seq_start):
             S = S * torch.exp(g[:, t])[..., None] + k[:, t, :, :, None] * i[:, t, :, None, :]
             os_.append(torch.einsum("bhk,bhkv->bhv", q[:, t] * K ** -0.5, S))
         o = torch.stack(os_, 1).reshape(B, T, Hd)
-        o = rms_norm(o, W.get(p + "attn.g_norm.weight"), eps)
-        a = F.linear(o, W[p + "attn.o_proj.weight"])
-        r = h + a
-        h = r + swiglu_mlp(rms_norm(r, W[p + "mlp_norm.weight"], eps), W, p + "mlp.")
-    return rms_norm(h, W["model.norm.weight"], eps)
+        return rms_norm(o, W.get(p + "attn.g_norm.weight"), eps)
+    return fla_hidden(W, cfg, ids, seq_start, attention)
 
 
 # ----------------------------------------------------------------------------- DeltaNet
@@ -136,12 +152,8 @@ def delta_net_hidden(W, cfg, ids, seq_start):
     Hd, nh = cfg["hidden_size"], cfg["num_heads"]
     Kd, Vd = int(Hd * cfg.get("expand_k", 1)), int(Hd * cfg.get("expand_v", 1))
     K, V = Kd // nh, Vd // nh
-    eps = cfg.get("norm_eps", 1e-6)
-    mask = pad_mask(B, T, seq_start)[..., None]
-    h = W["model.embeddings.weight"][ids]
-    for l in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{l}."
-        x = rms_norm(h, W[p + "attn_norm.weight"], eps)
+
+    def attention(x, p, mask, eps):
         q = F.linear(x, W[p + "attn.q_proj.weight"])
         k = F.linear(x, W[p + "attn.k_proj.weight"])
         v = F.linear(x, W[p + "attn.v_proj.weight"])
@@ -162,11 +174,8 @@ def delta_net_hidden(W, cfg, ids, seq_start):
             S = S + kt[..., None] * u[..., None, :]
             os_.append(torch.einsum("bhk,bhkv->bhv", q[:, t] * K ** -0.5, S))
         o = torch.stack(os_, 1)  # [B,T,nh,V]
-        o = rms_norm(o, W[p + "attn.o_norm.weight"], eps).reshape(B, T, Vd)
-        a = F.linear(o, W[p + "attn.o_proj.weight"])
-        r = h + a
-        h = r + swiglu_mlp(rms_norm(r, W[p + "mlp_norm.weight"], eps), W, p + "mlp.")
-    return rms_norm(h, W["model.norm.weight"], eps)
+        return rms_norm(o, W[p + "attn.o_norm.weight"], eps).reshape(B, T, Vd)
+    return fla_hidden(W, cfg, ids, seq_start, attention)
 
 
 FAMILIES = {
