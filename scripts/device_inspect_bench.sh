@@ -11,7 +11,7 @@ families=("$@"); [ ${#families[@]} -gt 0 ] || families=(fox_pro)
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$here/build-gpu/foxeval"
 tokens="${TOKENS:-524288}"
-gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z ' 'a-z-' | sed 's/nvidia-//')"
+gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oE 'H100|H200|A100' | tr 'A-Z' 'a-z' || echo gpu)"
 mkdir -p "$out"
 for fam in "${families[@]}"; do
   ckpt="/tmp/ckpt-$fam"

@@ -259,3 +259,22 @@ TEST_CASE("inspect: layer_records over several layers at once equals layer_recor
 
 }  // namespace
 }  // namespace foxeval
+
+namespace foxeval {
+namespace {
+
+TEST_CASE("inspect: gate statistics on the GPU equal the CPU's (histograms by sorting there)") {
+  SKIP_WITHOUT_CUDA();
+  at::manual_seed(11);
+  const at::Tensor x = -at::exp(at::randn({4096, 8}, at::kFloat) * 2.0 - 5.0);  // [T, H] log gates
+  const nlohmann::json cpu = layer_record(x), gpu = layer_record(x.cuda());
+  REQUIRE(cpu.size() == gpu.size());
+  for (size_t h = 0; h < cpu.size(); ++h) {
+    for (const char* k : {"n", "above", "gate_hist", "reach"}) CHECK(gpu[h][k] == cpu[h][k]);
+    for (const char* k : {"sum_a", "sum_log"})
+      CHECK(gpu[h][k].get<double>() == doctest::Approx(cpu[h][k].get<double>()).epsilon(1e-12));
+  }
+}
+
+}  // namespace
+}  // namespace foxeval

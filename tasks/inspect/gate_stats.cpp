@@ -33,26 +33,48 @@ at::Tensor reach_bins(const at::Tensor& r) {
 }
 
 // Per-head histogram [H, bins] of bin indices [H, ...] (values outside [0, bins) are dropped).
+// On a GPU by sorting and counting runs: most values of a head fall in a handful of bins, and
+// bincount's atomics on those few counters serialise (it was the slowest step of inspect gates).
 at::Tensor per_head_hist(const at::Tensor& bins, int64_t H, int64_t nbins) {
   at::Tensor valid = (bins >= 0) & (bins < nbins);
   at::Tensor offs = at::arange(H, bins.options()).view({H, 1}) * (nbins + 1);
   at::Tensor flat = (at::where(valid, bins, at::full_like(bins, nbins)).view({H, -1}) + offs).reshape({-1});
-  return at::bincount(flat, {}, H * (nbins + 1)).view({H, nbins + 1}).narrow(1, 0, nbins);
+  if (!flat.is_cuda()) return at::bincount(flat, {}, H * (nbins + 1)).view({H, nbins + 1}).narrow(1, 0, nbins);
+  const at::Tensor sorted = std::get<0>(at::sort(flat));
+  const auto runs = at::unique_consecutive(sorted, /*return_inverse=*/false, /*return_counts=*/true);
+  at::Tensor hist = at::zeros({H * (nbins + 1)}, flat.options());
+  hist.index_put_({std::get<0>(runs)}, std::get<2>(runs));
+  return hist.view({H, nbins + 1}).narrow(1, 0, nbins);
 }
 
+// A histogram's non-zero bins as one flat array [bin, count, bin, count, ...]: a document's record
+// holds a few hundred of them per head, and one JSON number per value keeps writing it cheap.
 nlohmann::json sparse(const int64_t* counts, int64_t n) {
-  nlohmann::json out = nlohmann::json::array();
+  nlohmann::json out(nlohmann::json::value_t::array);
   for (int64_t b = 0; b < n; ++b)
-    if (counts[b] != 0) out.push_back({b, counts[b]});
+    if (counts[b] != 0) {
+      out.push_back(b);
+      out.push_back(counts[b]);
+    }
   return out;
+}
+
+// Calls f(bin, count) for each pair of a sparse histogram.
+template <typename F>
+void for_each_bin(const nlohmann::json& hist, F&& f) {
+  if (!hist.is_array() || hist.size() % 2 != 0) throw Error("inspect: a histogram must be a flat [bin, count, ...] array");
+  for (size_t i = 0; i < hist.size(); i += 2) f(hist[i].get<int64_t>(), hist[i + 1].get<int64_t>());
 }
 
 void add_sparse(nlohmann::json& a, const nlohmann::json& b) {
   std::map<int64_t, int64_t> m;
-  for (const nlohmann::json& e : a) m[e.at(0).get<int64_t>()] += e.at(1).get<int64_t>();
-  for (const nlohmann::json& e : b) m[e.at(0).get<int64_t>()] += e.at(1).get<int64_t>();
+  for_each_bin(a, [&](int64_t bin, int64_t count) { m[bin] += count; });
+  for_each_bin(b, [&](int64_t bin, int64_t count) { m[bin] += count; });
   a = nlohmann::json::array();
-  for (const auto& [bin, count] : m) a.push_back({bin, count});
+  for (const auto& [bin, count] : m) {
+    a.push_back(bin);
+    a.push_back(count);
+  }
 }
 
 std::string key(double v) { return fmt::format("{}", v); }
@@ -149,11 +171,11 @@ std::vector<nlohmann::json> layer_records(const std::vector<at::Tensor>& log_dec
       out.push_back(layer_record(log_decays[first]));
     } else {
       const std::vector<at::Tensor> group(log_decays.begin() + first, log_decays.begin() + end);
-      const nlohmann::json heads = layer_record(at::cat(group, 1));  // [T, layers x H(, K)]
+      nlohmann::json heads = layer_record(at::cat(group, 1));  // [T, layers x H(, K)]
       size_t h = 0;
       for (const at::Tensor& layer : group) {
         nlohmann::json one = nlohmann::json::array();
-        for (int64_t i = 0; i < layer.size(1); ++i) one.push_back(heads.at(h++));
+        for (int64_t i = 0; i < layer.size(1); ++i) one.push_back(std::move(heads.at(h++)));
         out.push_back(std::move(one));
       }
     }
@@ -181,7 +203,7 @@ nlohmann::json head_summary(const nlohmann::json& head) {
   if (n <= 0) throw Error("inspect: a head with no gate values");
   const double nd = static_cast<double>(n);
   std::vector<int64_t> hist(kGateBins, 0);
-  for (const nlohmann::json& e : head.at("gate_hist")) hist.at(e.at(0).get<size_t>()) += e.at(1).get<int64_t>();
+  for_each_bin(head.at("gate_hist"), [&](int64_t bin, int64_t count) { hist.at(static_cast<size_t>(bin)) += count; });
   nlohmann::json quant = nlohmann::json::object();
   for (double q : kGateQuantiles) {
     // The k-th smallest a is the k-th largest y: walk the bins from the top.
@@ -203,7 +225,7 @@ nlohmann::json head_summary(const nlohmann::json& head) {
     const nlohmann::json& r = head.at("reach").at(t);
     const int64_t m = r.at("queries").get<int64_t>();
     std::vector<int64_t> rh(kReachBins, 0);
-    for (const nlohmann::json& e : r.at("hist")) rh.at(e.at(0).get<size_t>()) += e.at(1).get<int64_t>();
+    for_each_bin(r.at("hist"), [&](int64_t bin, int64_t count) { rh.at(static_cast<size_t>(bin)) += count; });
     nlohmann::json rq = nlohmann::json::object();
     for (double q : kReachQuantiles) {
       const int64_t k = rank_of(q, m);

@@ -47,7 +47,7 @@ int64_t reach_bin_value(int64_t bin);
 at::Tensor pruned_keys(const at::Tensor& c, double tau);
 
 // One document's statistics of one layer: log_decay [T, H] or [T, H, K] (any float dtype, any
-// device) -> per head {n, sum_a, sum_log, above[3], gate_hist (sparse [[bin, count], ...]),
+// device) -> per head {n, sum_a, sum_log, above[3], gate_hist (sparse, flat [bin, count, bin, count, ...]),
 // reach: [per tolerance {queries, censored, pruned, pairs, hist (sparse)}]}. Work on the tensor's
 // device; only the counts come back.
 nlohmann::json layer_record(const at::Tensor& log_decay);
