@@ -129,5 +129,24 @@ at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_proj, const at
   return at::linear(z, down_proj);
 }
 
+FlaCommonConfig parse_fla_common(const Config& c, bool use_short_conv_default) {
+  FlaCommonConfig m;
+  m.hidden_size = c.get_int("hidden_size");
+  m.num_layers = c.get_int("num_hidden_layers");
+  m.vocab_size = c.get_int("vocab_size");
+  m.attn_mode = c.get_string("attn_mode", "chunk");
+  if (m.attn_mode != "chunk" && m.attn_mode != "fused_chunk" && m.attn_mode != "fused_recurrent")
+    c.fail("attn_mode", fmt::format("= \"{}\" is not chunk, fused_chunk or fused_recurrent", m.attn_mode));
+  m.use_short_conv = c.get_bool("use_short_conv", use_short_conv_default);
+  m.conv_size = c.get_int("conv_size", 4);
+  if (m.use_short_conv && m.conv_size < 1) c.fail("conv_size", "must be positive");
+  m.eps = c.get_double("norm_eps", 1e-6);
+  m.tie_word_embeddings = c.get_bool("tie_word_embeddings", false);
+  const std::string act = c.get_string("hidden_act", "swish");
+  if (act != "swish" && act != "silu") c.fail("hidden_act", fmt::format("= \"{}\": only swish is supported", act));
+  m.intermediate_size = mlp_intermediate_size(c, m.hidden_size);
+  return m;
+}
+
 }  // namespace recurrent
 }  // namespace foxeval

@@ -118,6 +118,17 @@ class RecurrentLM : public CausalLM {
 // product in fp32, rounded to the compute dtype as fla's swiglu_linear. Returns compute dtype.
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_proj, const at::Tensor& down_proj);
 
+// The config.json settings fla's HGRN2 and DeltaNet share, read and checked alike: sizes,
+// attn_mode (every fla kernel choice computes the same thing), the short convolution, the norm's
+// eps, tied embeddings and the SwiGLU MLP (hidden_act swish only).
+struct FlaCommonConfig {
+  int64_t hidden_size = 0, num_layers = 0, vocab_size = 0, conv_size = 0, intermediate_size = 0;
+  double eps = 1e-6;
+  bool use_short_conv = false, tie_word_embeddings = false;
+  std::string attn_mode;
+};
+FlaCommonConfig parse_fla_common(const Config& c, bool use_short_conv_default);
+
 // The block stack fla's HGRN2 and DeltaNet share: per layer x += mixer(RMSNorm(x)), then
 // x += SwiGLU(RMSNorm(x)) with the MLP input in the mixer output's dtype (fla's fused add + norm);
 // fp32 residual stream; final RMSNorm. `Layer` has attn_norm, mlp_norm, gate_proj, down_proj;

@@ -47,6 +47,8 @@ namespace foxeval::results {
 class TableFiller {
  public:
   Table& table(const std::string& id, const std::function<Table()>& make);
+  // The table `id` with only a title to set up (made on first use).
+  Table& table(const std::string& id, const std::string& title);
   size_t row(Table& t, const std::string& label);
   size_t column(Table& t, const Column& c);  // found by key, else appended
   void set(Table& t, size_t row, size_t column, double value, const ResultFile& from);

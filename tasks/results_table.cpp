@@ -199,6 +199,15 @@ Table& TableFiller::table(const std::string& id, const std::function<Table()>& m
   return it->second;
 }
 
+Table& TableFiller::table(const std::string& id, const std::string& title) {
+  return table(id, [&] {
+    Table t;
+    t.id = id;
+    t.title = title;
+    return t;
+  });
+}
+
 size_t TableFiller::row(Table& t, const std::string& label) {
   auto it = std::find(t.rows.begin(), t.rows.end(), label);
   if (it != t.rows.end()) return static_cast<size_t>(it - t.rows.begin());

@@ -22,18 +22,14 @@ namespace {
 
 const char* kFamily = "DeltaNet";
 
-struct DeltaNetConfig {
-  int64_t hidden_size, num_layers, vocab_size, num_heads, key_dim, value_dim, head_k_dim, head_v_dim, conv_size;
-  int64_t intermediate_size;
-  double eps;
-  bool use_short_conv, use_beta, use_output_norm, tie_word_embeddings;
+struct DeltaNetConfig : recurrent::FlaCommonConfig {
+  int64_t num_heads, key_dim, value_dim, head_k_dim, head_v_dim;
+  bool use_beta, use_output_norm;
   std::string qk_norm, qk_activation;
 
   static DeltaNetConfig parse(const Config& c) {
     DeltaNetConfig m;
-    m.hidden_size = c.get_int("hidden_size");
-    m.num_layers = c.get_int("num_hidden_layers");
-    m.vocab_size = c.get_int("vocab_size");
+    static_cast<recurrent::FlaCommonConfig&>(m) = recurrent::parse_fla_common(c, /*use_short_conv_default=*/true);
     m.num_heads = c.get_int("num_heads");
     m.key_dim = static_cast<int64_t>(static_cast<double>(m.hidden_size) * c.get_double("expand_k", 1.0));
     m.value_dim = static_cast<int64_t>(static_cast<double>(m.hidden_size) * c.get_double("expand_v", 1.0));
@@ -43,14 +39,8 @@ struct DeltaNetConfig {
       c.fail("num_heads", fmt::format("= {} must divide the value dim {}", m.num_heads, m.value_dim));
     m.head_k_dim = m.key_dim / m.num_heads;
     m.head_v_dim = m.value_dim / m.num_heads;
-    const std::string mode = c.get_string("attn_mode", "chunk");
-    if (mode != "chunk" && mode != "fused_chunk" && mode != "fused_recurrent")
-      c.fail("attn_mode", fmt::format("= \"{}\" is not chunk, fused_chunk or fused_recurrent", mode));
     if (c.get_bool("use_gate", false)) c.fail("use_gate", "= true (gated output norm) is not supported");
     if (c.get_bool("norm_first", false)) c.fail("norm_first", "= true is not supported");
-    m.use_short_conv = c.get_bool("use_short_conv", true);
-    m.conv_size = c.get_int("conv_size", 4);
-    if (m.use_short_conv && m.conv_size < 1) c.fail("conv_size", "must be positive");
     m.use_beta = c.get_bool("use_beta", true);
     m.use_output_norm = c.get_bool("use_output_norm", true);
     m.qk_norm = c.get_string("qk_norm", "l2");
@@ -59,11 +49,6 @@ struct DeltaNetConfig {
     if (m.qk_activation != "silu" && m.qk_activation != "relu" && m.qk_activation != "elu" &&
         m.qk_activation != "identity")
       c.fail("qk_activation", fmt::format("= \"{}\" is not silu, relu, elu or identity", m.qk_activation));
-    m.eps = c.get_double("norm_eps", 1e-6);
-    m.tie_word_embeddings = c.get_bool("tie_word_embeddings", false);
-    const std::string act = c.get_string("hidden_act", "swish");
-    if (act != "swish" && act != "silu") c.fail("hidden_act", fmt::format("= \"{}\": only swish is supported", act));
-    m.intermediate_size = mlp_intermediate_size(c, m.hidden_size);
     return m;
   }
 };

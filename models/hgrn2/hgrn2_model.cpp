@@ -23,18 +23,13 @@ namespace {
 
 const char* kFamily = "HGRN2";
 
-struct Hgrn2Config {
-  int64_t hidden_size, num_layers, vocab_size, num_heads, expand_ratio, forget_dim, head_i_dim, conv_size;
-  int64_t intermediate_size;
-  double eps;
-  bool use_short_conv, use_lower_bound, elementwise_affine, tie_word_embeddings;
-  std::string attn_mode;
+struct Hgrn2Config : recurrent::FlaCommonConfig {
+  int64_t num_heads, expand_ratio, forget_dim, head_i_dim;
+  bool use_lower_bound, elementwise_affine;
 
   static Hgrn2Config parse(const Config& c) {
     Hgrn2Config m;
-    m.hidden_size = c.get_int("hidden_size");
-    m.num_layers = c.get_int("num_hidden_layers");
-    m.vocab_size = c.get_int("vocab_size");
+    static_cast<recurrent::FlaCommonConfig&>(m) = recurrent::parse_fla_common(c, /*use_short_conv_default=*/false);
     const bool has_ratio = c.has("expand_ratio"), has_heads = c.has("num_heads");
     if (!has_ratio && !has_heads) c.fail("expand_ratio", "and num_heads are both missing: one must be given");
     if (has_heads) {
@@ -54,19 +49,8 @@ struct Hgrn2Config {
     if (!has_ratio) m.expand_ratio = m.hidden_size / m.num_heads;
     m.forget_dim = m.num_heads * m.expand_ratio;
     m.head_i_dim = m.hidden_size / m.num_heads;
-    m.attn_mode = c.get_string("attn_mode", "chunk");
-    if (m.attn_mode != "chunk" && m.attn_mode != "fused_chunk" && m.attn_mode != "fused_recurrent")
-      c.fail("attn_mode", fmt::format("= \"{}\" is not chunk, fused_chunk or fused_recurrent", m.attn_mode));
-    m.use_short_conv = c.get_bool("use_short_conv", false);
-    m.conv_size = c.get_int("conv_size", 4);
-    if (m.use_short_conv && m.conv_size < 1) c.fail("conv_size", "must be positive");
     m.use_lower_bound = c.get_bool("use_lower_bound", true);
     m.elementwise_affine = c.get_bool("elementwise_affine", true);
-    m.eps = c.get_double("norm_eps", 1e-6);
-    m.tie_word_embeddings = c.get_bool("tie_word_embeddings", false);
-    const std::string act = c.get_string("hidden_act", "swish");
-    if (act != "swish" && act != "silu") c.fail("hidden_act", fmt::format("= \"{}\": only swish is supported", act));
-    m.intermediate_size = mlp_intermediate_size(c, m.hidden_size);
     return m;
   }
 };

@@ -20,12 +20,7 @@ const json& defs() { return results::task_data("loss/loss_table.json"); }
 
 // val/loss_avg_len_L for every L of the result, as columns in increasing L.
 void add(results::TableFiller& f, const results::ResultFile& r) {
-  Table& t = f.table("loss", [] {
-    Table t;
-    t.id = "loss";
-    t.title = "Held-out loss: mean over the first L tokens (lower is better)";
-    return t;
-  });
+  Table& t = f.table("loss", "Held-out loss: mean over the first L tokens (lower is better)");
   const std::string prefix = "val/loss_avg_len_";
   const size_t row = f.row(t, r.label);
   for (auto it = r.json.begin(); it != r.json.end(); ++it) {

@@ -26,12 +26,7 @@ std::string string_field(const json* obj, const char* key) {
 
 // The mean score of the result's mode (and the judge's mean, where there is one).
 void add(results::TableFiller& f, const results::ResultFile& r) {
-  Table& t = f.table("niah", [] {
-    Table t;
-    t.id = "niah";
-    t.title = "Needle in a haystack: mean score per mode (1-10, higher is better)";
-    return t;
-  });
+  Table& t = f.table("niah", "Needle in a haystack: mean score per mode (1-10, higher is better)");
   std::string mode = string_field(&r.json, "mode");
   if (mode.empty()) mode = string_field(results::settings_of(r.json), "mode");
   if (mode.empty()) throw Error(fmt::format("{}: a NIAH result without its mode", r.path));
