@@ -73,7 +73,18 @@ expect_ok "--resume: the same content continues" "$FOXEVAL" "${run3[@]}" --out "
 
 # ---- old baselines (no content digests) still pass against new runs, with a note ----
 expect_ok "the baseline's run" "$FOXEVAL" loss --model $fox --data $data --bos-id 0 --out "$tmp/b.json"
-expect_ok "check against an old baseline" "$FOXEVAL" check "$tmp/b.json" --baseline results/baseline/default-loss.json
+expect_ok "check against the committed baseline" "$FOXEVAL" check "$tmp/b.json" --baseline results/baseline/default-loss.json
+grep -q "note:" "$tmp/err" && bad "the committed baseline has content digests: no note expected" || ok
+# The same baseline as a foxeval without content digests wrote it.
+python3 - results/baseline/default-loss.json "$tmp/old-baseline.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+for where in (b, b["header"]["settings"], b.get("identity", {})):
+    for k in ("model_digest", "model_digest_source", "data_digest"):
+        where.pop(k, None)
+json.dump(b, open(sys.argv[2], "w"))
+PY
+expect_ok "check against an old baseline" "$FOXEVAL" check "$tmp/b.json" --baseline "$tmp/old-baseline.json"
 grep -q "note: the baseline has no model_digest" "$tmp/err" && ok || bad "check notes the older baseline"
 
 # ---- generate --prompt-file: one block per prompt, the prompt shown ----
