@@ -161,10 +161,13 @@ void apply_lm_eval_spellings(CLI::App* run, const LmEvalSpellings& l, lm_eval::L
   if (l.log_samples && l.output_path.empty()) throw Error("--log_samples: give --output_path too (as lm-eval requires)");
   s.output_path = l.output_path;
   s.output_log_samples = l.log_samples;
+  if (s.out_path.empty() && l.output_path.empty()) throw Error("--out (or --output_path) is required");
+  // Checked before the run: a model name that makes no folder inside --output_path is refused now.
+  const std::string dir = l.output_path.empty() ? "" : lm_eval::model_output_dir(l.output_path, s.model_args);
   if (s.out_path.empty()) {
-    if (l.output_path.empty()) throw Error("--out (or --output_path) is required");
-    const std::string dir = l.output_path + "/" + lm_eval::sanitize_model_name(lm_eval::model_name_from_args(s.model_args));
-    std::filesystem::create_directories(dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error(fmt::format("--output_path: cannot create {} ({})", dir, ec.message()));
     s.out_path = dir + "/lm-eval.json";
   }
 }

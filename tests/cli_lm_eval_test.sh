@@ -127,6 +127,9 @@ expect_error "conflicting model" "given twice" "$FOXEVAL" lm-eval run --model $m
   --tasks piqa --data $data --out "$tmp/x.json"
 expect_error "conflicting batch size" "given twice" "$FOXEVAL" lm-eval run --model $model --batch-size 4 --batch_size 8 \
   --tasks piqa --data $data --out "$tmp/x.json"
+expect_error "a model name that climbs out of --output_path" "makes no folder" "$FOXEVAL" lm-eval run \
+  --model_args pretrained=.. --tasks piqa --data $data --output_path "$tmp/climb/inside"
+[ ! -e "$tmp/climb" ] && ok || bad "nothing written for a refused --output_path"
 expect_error "log_samples without output_path" "--output_path" "$FOXEVAL" lm-eval run --model $model --log_samples \
   --tasks piqa --data $data --out "$tmp/x.json"
 # lm-eval 0.4.4's own code reads the tree (scripts/setup.sh installs it into .venv).

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "data/errors.h"
+#include "data/json_file.h"
 #include "data/python/numbers.h"
 #include "data/content_digest.h"
 #include "data/python/json_dumps.h"
@@ -47,6 +48,15 @@ std::string model_name_from_args(const std::string& model_args) {
     return part.substr(0, part.find(','));
   }
   return "";
+}
+
+std::string model_output_dir(const std::string& output_path, const std::string& model_args) {
+  const std::string model = model_name_from_args(model_args), sanitized = sanitize_model_name(model);
+  if (sanitized == "." || sanitized == "..")
+    throw Error(fmt::format("--output_path: the model name '{}' makes no folder inside {} (lm-eval names the folder "
+                            "after it); give the model as a path that ends in its folder's name",
+                            model, output_path));
+  return (fs::path(output_path) / sanitized).string();
 }
 
 std::string date_id_now() {
@@ -95,17 +105,6 @@ ordered_json evaluated_doc(const TaskDocs& t, size_t d) {
   return doc;
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f || !f.write(text.data(), static_cast<std::streamsize>(text.size())) || !f.flush())
-      throw Error(fmt::format("--output_path: cannot write {}", tmp));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error(fmt::format("--output_path: cannot rename {} to {} ({})", tmp, path, ec.message()));
-}
 
 }  // namespace
 
@@ -159,7 +158,7 @@ std::string write_output_tree(const OutputTree& tree, const json& result, const 
                               const std::vector<json>& records) {
   const std::string model_name = model_name_from_args(tree.model_args);
   const std::string sanitized = sanitize_model_name(model_name);
-  const fs::path dir = fs::path(tree.output_path) / sanitized;
+  const fs::path dir = model_output_dir(tree.output_path, tree.model_args);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(fmt::format("--output_path: cannot create {} ({})", dir.string(), ec.message()));
@@ -182,7 +181,7 @@ std::string write_output_tree(const OutputTree& tree, const json& result, const 
     }
     for (const TaskDocs& t : tasks) {
       const std::string& name = t.config.name;
-      write_atomically((dir / fmt::format("samples_{}_{}.jsonl", name, date_id)).string(), text[name]);
+      write_text_atomic((dir / fmt::format("samples_{}_{}.jsonl", name, date_id)).string(), text[name]);
       task_hashes[name] = sha256_hex(hashes[name]);
     }
   }
@@ -238,7 +237,7 @@ std::string write_output_tree(const OutputTree& tree, const json& result, const 
   for (const char* key : {"task_definitions", "stderr_note", "perplexity_stderr_delta_method", "model", "header"})
     if (result.contains(key)) out[key] = to_ordered_json(result.at(key));
   const std::string path = (dir / fmt::format("results_{}.json", date_id)).string();
-  write_atomically(path, python_json_dumps(out, 2));
+  write_text_atomic(path, python_json_dumps(out, 2));
   return path;
 }
 

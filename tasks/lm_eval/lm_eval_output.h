@@ -19,6 +19,10 @@ std::string sanitize_model_name(const std::string& name);
 // "pretrained=", "model=", "path=", "engine=" found in the string, up to the next ','; "" if none.
 std::string model_name_from_args(const std::string& model_args);
 
+// DIR/{model_name_sanitized}: the folder lm-eval writes a model's results into. A model name that
+// sanitises to "." or ".." (e.g. pretrained=..) would put it at or above DIR: refused, naming it.
+std::string model_output_dir(const std::string& output_path, const std::string& model_args);
+
 // datetime.now().isoformat().replace(":", "-"): local time, microseconds unless they are 0.
 std::string date_id_now();
 
