@@ -1,6 +1,7 @@
 #include "tasks/result_file.h"
 
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -135,7 +136,11 @@ nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std
         }
       } else {
         if (!p.at("records").is_object()) throw Error("records must be an object of item id -> record");
-        for (auto it = p.at("records").begin(); it != p.at("records").end(); ++it) records[it.key()] = it.value();
+        for (auto it = p.at("records").begin(); it != p.at("records").end(); ++it) {
+          if (!item_ids.count(it.key())) throw Error(fmt::format("records name '{}', not an item of this run", it.key()));
+          if (!records.emplace(it.key(), it.value()).second)
+            throw Error(fmt::format("item '{}' is in two parts (overlapping parts)", it.key()));
+        }
       }
       const double el = p.value("elapsed_s", 0.0);
       if (std::isfinite(el)) elapsed = std::max(elapsed, el);
@@ -167,6 +172,13 @@ nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std
   out["header"]["merged_from"] = parts;
   write_json_atomic(out_path, out);
   return out;
+}
+
+std::optional<int64_t> peak_gpu_memory_bytes(const std::string& device) {
+  const at::Device d(device);
+  if (!d.is_cuda()) return std::nullopt;
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(d.has_index() ? d.index() : 0);
+  return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
 }
 
 nlohmann::json result_header(const std::string& task, const nlohmann::json& identity, double elapsed_seconds) {

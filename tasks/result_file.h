@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,10 @@ nlohmann::json task_part(const std::string& task, const nlohmann::json& identity
 // Combines the parts of a sharded task run into the result one run gives, written atomically to
 // out_path. Refuses parts of other settings, a shard given twice or missing, an item in no part.
 nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std::string& out_path);
+
+// The most GPU memory this process held at once on `device` (a --device value), for results'
+// peak_gpu_memory_bytes; none on the CPU.
+std::optional<int64_t> peak_gpu_memory_bytes(const std::string& device);
 
 // The header every result file carries: task, settings (the identity), foxeval version, machine,
 // date, elapsed time, and the hub repo/revision of a model from the Hugging Face cache.

@@ -2,7 +2,6 @@
 
 #include <ATen/Functions.h>
 #include <c10/core/InferenceMode.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -158,15 +157,11 @@ nlohmann::json run_gates(const GatesSettings& s) {
   if (s.bos_id < 0 || s.bos_id >= info.vocab_size)
     throw Error(fmt::format("--bos-id {} is outside the vocabulary of {} (size {})", s.bos_id, s.model_dir, info.vocab_size));
 
-  if (decay.kind == "none") {  // nothing decays: say so, read no data
-    nlohmann::json result = build_gates_result(identity, {});
-    result["header"] = result_header("inspect-gates", identity, 0.0);
-    write_json_atomic(s.out_path, result);
-    return result;
-  }
-
+  // A model with nothing that decays has no documents to read: the runner writes a result (or
+  // shard part) that says so, with the same lock, resume and shard handling as every run.
   std::vector<WorkItem> items;
-  for (int64_t d = 0; d < num_docs; ++d) items.push_back({fmt::format("doc_{}", d), static_cast<double>(doc_len)});
+  if (decay.kind != "none")
+    for (int64_t d = 0; d < num_docs; ++d) items.push_back({fmt::format("doc_{}", d), static_cast<double>(doc_len)});
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
   Runner runner(rs, "inspect-gates", identity, items);
   const auto start = std::chrono::steady_clock::now();
@@ -203,12 +198,7 @@ nlohmann::json run_gates(const GatesSettings& s) {
                              {"elapsed_s", elapsed},
                              {"tokens_per_s", elapsed > 0 ? static_cast<double>(tokens_this_run) / elapsed : 0.0},
                              {"seconds_per_document", docs_this_run > 0 ? elapsed / static_cast<double>(docs_this_run) : 0.0}};
-  const at::Device device(s.run.device);
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
-    this_run["peak_gpu_memory_bytes"] =
-        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
-  }
+  if (const auto peak = peak_gpu_memory_bytes(s.run.device)) this_run["peak_gpu_memory_bytes"] = *peak;
   return runner.complete([&](const nlohmann::json& id, const std::vector<nlohmann::json>& records) {
     nlohmann::json out = build_gates_result(id, records);
     out["this_run"] = this_run;  // this invocation's timing: not part of what `foxeval merge` rebuilds

@@ -1,7 +1,6 @@
 #include "tasks/loss/loss.h"
 
 #include <ATen/Functions.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -256,11 +255,7 @@ nlohmann::json run_loss(const LossSettings& s) {
     nlohmann::json result = loss_result(id, as_loss(state), elapsed);
     result["model_info"] = {{"family", model->info().family}, {"num_parameters", model->info().num_parameters}};
     result["data_wait_s"] = data_wait_s;  // this run's (a resumed run counts from the resume)
-    if (device.is_cuda()) {
-      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
-      result["peak_gpu_memory_bytes"] =
-          stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
-    }
+    if (const auto peak = peak_gpu_memory_bytes(s.run.device)) result["peak_gpu_memory_bytes"] = *peak;
     return result;
   });
 }

@@ -1,7 +1,6 @@
 #include "tasks/niah/niah_task.h"
 
 #include <ATen/Device.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -167,12 +166,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
                               {"decode_s", total.decode_seconds},
                               {"prefill_tokens_per_s", total.prefill_seconds > 0 ? total.prompt_tokens / total.prefill_seconds : 0.0},
                               {"decode_tokens_per_s", total.decode_seconds > 0 ? generated / total.decode_seconds : 0.0}};
-  const at::Device device(s.run.device);
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
-    run_stats["peak_gpu_memory_bytes"] =
-        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
-  }
+  if (const auto peak = peak_gpu_memory_bytes(s.run.device)) run_stats["peak_gpu_memory_bytes"] = *peak;
   nlohmann::json result = runner.complete([&](const nlohmann::json& id, const std::vector<nlohmann::json>& records) {
     nlohmann::json out = build_result(id, records);
     // Timings of this invocation only (a resumed run counts the cells it did): not part of what
