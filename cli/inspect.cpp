@@ -60,7 +60,10 @@ std::pair<int64_t, int64_t> parse_span(const std::string& s, int64_t T) {
     if (!detail::parse_int64(p, v)) throw Error(fmt::format("--span {}: '{}' is not an integer", s, p));
     return v;
   };
-  return {part(s.substr(0, colon), 0), part(s.substr(colon + 1), T)};
+  const int64_t a = part(s.substr(0, colon), 0), b = part(s.substr(colon + 1), T);
+  if (a < 0 || b > T || a >= b)
+    throw Error(fmt::format("--span {}: needs 0 <= a < b <= {} (the text's tokens)", s, T));
+  return {a, b};
 }
 
 constexpr int64_t kMaxSpan = 512;

@@ -146,7 +146,11 @@ void apply_lm_eval_spellings(CLI::App* run, const LmEvalSpellings& l, lm_eval::L
   if (!l.batch_size.empty()) {
     const bool is_auto = l.batch_size == "auto" || l.batch_size.rfind("auto:", 0) == 0;
     int64_t n = 0;
-    if (!is_auto) {
+    if (l.batch_size.rfind("auto:", 0) == 0) {  // lm-eval's auto:N re-sizes N times; N must be a positive number
+      double times = 0;
+      if (!detail::parse_double(l.batch_size.substr(5), times) || !(times > 0) || !std::isfinite(times))
+        throw Error(fmt::format("--batch_size {}: auto:N needs a positive number N", detail::shown(l.batch_size)));
+    } else if (!is_auto) {
       n = std::atoll(l.batch_size.c_str());
       if (std::to_string(n) != l.batch_size || n < 1 || n > (1 << 20))
         throw Error(fmt::format("--batch_size {}: N (1 to {}), auto or auto:N", l.batch_size, 1 << 20));

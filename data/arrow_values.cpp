@@ -146,7 +146,14 @@ void check_schema(const arrow::Schema& schema, const std::string& where) {
 }
 
 void emit_rows(const arrow::RecordBatch& batch, int64_t first_row, ParquetValueSink& sink, const std::string& where) {
+  // Arrow's readers leave buffer contents unchecked (offsets, dictionary indices): a damaged file
+  // must be an error here, not reads out of bounds in emit(). Invalid UTF-8 alone (checked after a
+  // string array's offsets) is left to emit(), whose error names the row and field.
   const auto& fields = batch.schema()->fields();
+  for (int c = 0; c < batch.num_columns(); ++c)
+    if (const arrow::Status st = batch.column(c)->ValidateFull(); !st.ok() && st.message().find("UTF8") == std::string::npos)
+      throw Error(where + ": column '" + fields[c]->name() + "' of the record batch at row " + std::to_string(first_row) +
+                  " is malformed (" + st.ToString() + ")");
   for (int64_t r = 0; r < batch.num_rows(); ++r) {
     try {
       sink.begin_row();

@@ -1,6 +1,7 @@
 #include "data/content_digest.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <unistd.h>
@@ -67,7 +68,13 @@ std::string sha256_file(const std::string& path, int64_t offset, int64_t length)
   if (fd < 0) throw Error(fmt::format("{}: cannot read to take its digest: {}", path, std::strerror(errno)));
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   Sha256 h;
-  std::vector<char> buf(size_t(8) << 20);
+  // One buffer per thread, reused (zarr arrays hash thousands of small chunk files), sized to
+  // what the file holds up to 8 MiB.
+  thread_local std::vector<char> buf;
+  struct stat st {};
+  const int64_t size = ::fstat(fd, &st) == 0 ? static_cast<int64_t>(st.st_size) - offset : int64_t(8) << 20;
+  const int64_t need = std::clamp<int64_t>(length < 0 ? size : std::min(length, size), 1, int64_t(8) << 20);
+  if (static_cast<int64_t>(buf.size()) < need) buf.resize(static_cast<size_t>(need));
   int64_t pos = offset, left = length;
   while (length < 0 || left > 0) {
     const size_t want = length < 0 ? buf.size() : static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buf.size())));

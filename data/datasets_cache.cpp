@@ -20,6 +20,7 @@
 #include "data/hf_env.h"
 #include "data/hub_cache.h"
 #include "data/json_file.h"
+#include "data/model_files.h"
 
 namespace fs = std::filesystem;
 
@@ -57,6 +58,40 @@ bool is_shard_suffix(const std::string& s, int* index, int* count) {
   // "-NNNNN-of-NNNNN"
   static const RE2 re("-([0-9]{5})-of-([0-9]{5})");
   return RE2::FullMatch(s, re, index, count);
+}
+
+// The config and split of a lookup become folder and file names: a config must be one plain name
+// (no '/', not '..', not absolute) and a split \w+(\.\w+)* (datasets' naming._split_re), so that
+// nothing outside the cache or the folder given is read (FOXEVAL_TASKS_DIR lets a user write them).
+void check_names(const std::string& config, const std::string& split) {
+  if (!config.empty() && !is_plain_file_name(config))
+    throw Error(fmt::format("dataset config '{}' is not a plain folder name", config));
+  if (!RE2::FullMatch(split, "\\w+(\\.\\w+)*")) throw Error(fmt::format("split name '{}' is not a datasets split name", split));
+}
+
+// Shards {split}-NNNNN-of-MMMMM of one split: every index 0..M-1 present, one M. A split some of
+// whose shards are missing (a download cut short) must not pass for the whole split.
+bool complete_shards(const std::vector<std::string>& files, std::string* why) {
+  static const RE2 re("-([0-9]{5})-of-([0-9]{5})");
+  std::set<int> seen;
+  int total = -1;
+  for (const std::string& f : files) {
+    int index = 0, count = 0;
+    if (!RE2::PartialMatch(fs::path(f).filename().string(), re, &index, &count)) continue;
+    if (total >= 0 && count != total) {
+      *why = fmt::format("shards of {} and of {} files side by side", total, count);
+      return false;
+    }
+    total = count;
+    seen.insert(index);
+  }
+  if (total < 0) return true;  // not sharded
+  for (int i = 0; i < total; ++i)
+    if (!seen.count(i)) {
+      *why = fmt::format("shard {:05d} of {:05d} is missing ({} of {} present)", i, total, seen.size(), total);
+      return false;
+    }
+  return true;
 }
 
 // The split's .arrow files in a hash folder: {prefix}-{split}.arrow, or every shard
@@ -176,6 +211,7 @@ CacheRoot datasets_cache_root() {
 }
 
 std::optional<HfSplitFiles> find_in_datasets_cache(const HfSplit& want, std::vector<std::string>* looked) {
+  check_names(want.config, want.split);
   if (const std::string problem = repo_id_problem(want.repo_id); !problem.empty())
     throw Error(fmt::format("dataset id {}: {}", want.repo_id, problem));
   const CacheRoot root = datasets_cache_root();
@@ -261,8 +297,7 @@ std::optional<HfSplitFiles> find_in_hub_cache(const HfSplit& want, std::vector<s
     looked->push_back(fmt::format("{} (refs/main -> {}, no such snapshot)", where, commit));
     return std::nullopt;
   }
-  // Split names are \w+(\.\w+)* (datasets' naming._split_re): nothing a pattern must escape but '.'.
-  if (!RE2::FullMatch(want.split, "\\w+(\\.\\w+)*")) throw Error(fmt::format("split name '{}' is not a datasets split name", want.split));
+  check_names(want.config, want.split);  // a split name holds nothing a pattern must escape but '.'
   std::string split = want.split;
   std::string quoted;
   for (char c : split) quoted += c == '.' ? std::string("\\.") : std::string(1, c);
@@ -281,7 +316,13 @@ std::optional<HfSplitFiles> find_in_hub_cache(const HfSplit& want, std::vector<s
       {root / split, "[^/]*\\.parquet"}, {root / "data", quoted + "\\.parquet"}, {root / "data", quoted + "-[^/]*\\.parquet"}};
   for (const auto& [dir, pattern] : conventions) {
     std::vector<std::string> files = matching(dir, pattern);
-    if (!files.empty()) return HfSplitFiles{"hub cache", snapshot.string(), config_used, std::move(files), -1};
+    if (files.empty()) continue;
+    std::string why;
+    if (!complete_shards(files, &why)) {
+      looked->push_back(fmt::format("{}: {} (split '{}': {})", where, dir.string(), want.split, why));
+      return std::nullopt;
+    }
+    return HfSplitFiles{"hub cache", snapshot.string(), config_used, std::move(files), -1};
   }
   looked->push_back(fmt::format("{}: snapshots/{}/{} (no parquet file of split '{}')", where, commit,
                                 config_used.empty() ? std::string() : config_used + "/", want.split));
@@ -295,6 +336,7 @@ bool is_saved_dataset(const std::string& dir) {
 
 std::optional<HfSplitFiles> find_in_saved_dataset(const std::string& dir, const std::string& split,
                                                   std::vector<std::string>* looked) {
+  check_names("", split);
   fs::path ds = dir;
   if (fs::is_regular_file(ds / "dataset_dict.json")) {
     const nlohmann::json dd = read_json((ds / "dataset_dict.json").string());

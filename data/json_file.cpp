@@ -58,7 +58,7 @@ void check_readable(const std::string& path) {
 }
 
 // The deepest nesting of arrays and objects in JSON text (strings skipped).
-size_t nesting_depth(const std::string& text) {
+size_t nesting_depth(std::string_view text) {
   size_t depth = 0, deepest = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -79,7 +79,7 @@ size_t nesting_depth(const std::string& text) {
 
 }  // namespace
 
-void check_json_depth(const std::string& text, const std::string& source) {
+void check_json_depth(std::string_view text, const std::string& source) {
   // Code that walks a value recursively (printing it, converting it) must never exhaust the stack.
   constexpr size_t kMaxDepth = 512;
   if (nesting_depth(text) > kMaxDepth)

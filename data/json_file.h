@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace foxeval {
 
@@ -11,6 +12,9 @@ namespace foxeval {
 void write_text_atomic(const std::string& path, const std::string& text);
 void write_json_atomic(const std::string& path, const nlohmann::json& value, int indent = 1);
 nlohmann::json read_json(const std::string& path);  // errors name the file
+// Refuses JSON text nested deeper than code that walks a value recursively may go (Error naming
+// `source`); read_json and the JSON-lines readers call it before parsing.
+void check_json_depth(std::string_view text, const std::string& source);
 std::string read_text_file(const std::string& path);  // the whole file, bytes as they are; errors name the file
 
 }  // namespace foxeval

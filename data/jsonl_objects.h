@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/errors.h"
+#include "data/json_file.h"
 
 namespace foxeval {
 
@@ -26,6 +27,7 @@ void append_jsonl_objects(const std::string& text, const std::string& path, std:
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t\r\f\v") == std::string_view::npos)
       throw Error(fmt::format("{} line {}: blank line (every line must be one JSON object)", path, line_no));
+    check_json_depth(line, fmt::format("{} line {}", path, line_no));  // readers walk records recursively
     Json record;
     try {
       record = Json::parse(line);

@@ -130,6 +130,10 @@ expect_error "conflicting batch size" "given twice" "$FOXEVAL" lm-eval run --mod
 expect_error "a model name that climbs out of --output_path" "makes no folder" "$FOXEVAL" lm-eval run \
   --model_args pretrained=.. --tasks piqa --data $data --output_path "$tmp/climb/inside"
 [ ! -e "$tmp/climb" ] && ok || bad "nothing written for a refused --output_path"
+expect_error "lm-eval's tree from a shard" "--output_path: not available with --num-shards" "$FOXEVAL" lm-eval run \
+  --model $model --tasks piqa --data $data --output_path "$tmp/shardtree" --num-shards 2 --shard-index 0
+expect_error "batch_size auto:N with a bad N" "auto:N needs a positive number" "$FOXEVAL" lm-eval run --model $model \
+  --batch_size auto:abc --tasks piqa --data $data --out "$tmp/x.json"
 expect_error "log_samples without output_path" "--output_path" "$FOXEVAL" lm-eval run --model $model --log_samples \
   --tasks piqa --data $data --out "$tmp/x.json"
 # lm-eval 0.4.4's own code reads the tree (scripts/setup.sh installs it into .venv).

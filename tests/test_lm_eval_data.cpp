@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "data/datasets_cache.h"
 #include "data/dataset_rows.h"
@@ -89,8 +90,39 @@ TEST_CASE("lm_eval data: lm-eval 0.4.4's names, JSON and hashes") {
   CHECK(model_name_from_args("dtype=x,model=m2") == "m2");
   CHECK(model_name_from_args("dtype=x") == "");
   nlohmann::ordered_json doc = {{"b", 1}, {"a", {1.0, "x\n\u00e9"}}, {"e", nlohmann::ordered_json::object()}};
+  // Non-finite metrics (a perplexity overflowing) stay NaN/Infinity, as Python writes them.
+  CHECK(python_json_dumps(to_ordered_json(nlohmann::json::array({std::nan(""), 1.0 / 0.0, 2, 0.5, "s", true, nullptr}))) ==
+        "[NaN, Infinity, 2, 0.5, \"s\", true, null]");
   CHECK(python_json_dumps(doc) == "{\"b\": 1, \"a\": [1.0, \"x\\n\u00e9\"], \"e\": {}}");
   CHECK(python_json_dumps(doc, 2) == "{\n  \"b\": 1,\n  \"a\": [\n    1.0,\n    \"x\\n\u00e9\"\n  ],\n  \"e\": {}\n}");
   CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_CASE("lm_eval data: a hub split with a shard missing is not read; configs and splits cannot climb") {
+  foxeval::test::TempDir dir("hubpartial");
+  namespace fs = std::filesystem;
+  const fs::path repo = fs::path(dir.path) / "datasets--org--name";
+  const std::string commit = "0123456789abcdef0123456789abcdef01234567";
+  fs::create_directories(repo / "refs");
+  fs::create_directories(repo / "snapshots" / commit / "data");
+  std::ofstream(repo / "refs" / "main") << commit;
+  for (const char* f : {"validation-00000-of-00003.parquet", "validation-00002-of-00003.parquet"})
+    std::ofstream(repo / "snapshots" / commit / "data" / f) << "x";
+  Env hub("HF_HUB_CACHE", dir.path.string());
+  std::vector<std::string> looked;
+  CHECK_FALSE(find_in_hub_cache({"org/name", "", "validation"}, &looked).has_value());
+  REQUIRE(looked.size() == 1);
+  CHECK(looked[0].find("shard 00001 of 00003 is missing") != std::string::npos);
+  // The missing shard arrives: the whole split is found, in shard order.
+  std::ofstream(repo / "snapshots" / commit / "data" / "validation-00001-of-00003.parquet") << "x";
+  const auto found = find_in_hub_cache({"org/name", "", "validation"}, &looked);
+  REQUIRE(found.has_value());
+  CHECK(found->files.size() == 3);
+  // A config or split that would name a path outside the cache is refused before anything is read.
+  for (const HfSplit& bad : {HfSplit{"org/name", "../../x", "validation"}, HfSplit{"org/name", "/etc", "validation"},
+                             HfSplit{"org/name", "", "../validation"}}) {
+    CHECK_THROWS_AS(find_in_hub_cache(bad, &looked), foxeval::Error);
+    CHECK_THROWS_AS(find_in_datasets_cache(bad, &looked), foxeval::Error);
+  }
 }

@@ -89,7 +89,14 @@ nlohmann::ordered_json to_ordered_json(const nlohmann::json& v) {
     for (const nlohmann::json& e : v) a.push_back(to_ordered_json(e));
     return a;
   }
-  return nlohmann::ordered_json::parse(v.dump());  // scalars: exact (doubles dump round-trip)
+  switch (v.type()) {  // scalars as they are (a dump and re-parse would turn NaN and inf into null)
+    case nlohmann::json::value_t::string: return v.get_ref<const std::string&>();
+    case nlohmann::json::value_t::boolean: return v.get<bool>();
+    case nlohmann::json::value_t::number_integer: return v.get<int64_t>();
+    case nlohmann::json::value_t::number_unsigned: return v.get<uint64_t>();
+    case nlohmann::json::value_t::number_float: return v.get<double>();
+    default: return nullptr;
+  }
 }
 
 }  // namespace foxeval

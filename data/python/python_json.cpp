@@ -10,10 +10,6 @@
 
 namespace foxeval {
 
-// data/json_file.cpp: refuses JSON text nested deeper than a recursive walk may go (declared here,
-// not in json_file.h, which half the project includes).
-void check_json_depth(const std::string& text, const std::string& source);
-
 namespace {
 
 std::optional<double> named_float(const std::string& name) {

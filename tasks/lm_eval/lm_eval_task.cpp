@@ -255,8 +255,9 @@ json run_lm_eval(const LmEvalSettings& s) {
   if (!s.log_samples_path.empty() && s.num_shards > 1)
     throw Error("--log-samples: not available with --num-shards > 1 (each shard has only its documents; "
                 "run the samples without shards)");
-  if (s.output_log_samples && s.num_shards > 1)
-    throw Error("--log_samples: not available with --num-shards > 1 (each shard has only its documents)");
+  if (!s.output_path.empty() && s.num_shards > 1)
+    throw Error("--output_path: not available with --num-shards > 1 (a shard writes a part, not lm-eval's results; "
+                "merge the parts with `foxeval merge`, or run without shards)");
   const double start_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const std::vector<TaskConfig> configs = parse_task_list(s.tasks);
   check_data_for_tasks(s.data_dir, configs.size());

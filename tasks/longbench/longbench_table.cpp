@@ -113,8 +113,9 @@ std::string latex(const Table& t) {
   if (t.id != "longbench") {
     const std::string bucket = t.id.substr(std::string(kBucketPrefix).size());
     caption = fmt::format("Evaluation results on LongBench-E, {} tokens", results::latex_escape(bucket));
-    label = "tab:long-bench-e-" + bucket;
-    label.erase(std::remove(label.begin(), label.end(), '+'), label.end());
+    label = "tab:long-bench-e-";
+    for (char c : bucket)  // a bucket is a result file's key: only [A-Za-z0-9-] goes into \label
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '-') label += c;
   }
   std::string out = "\\begin{table}\n";
   out += "\\caption{" + caption + ". Bold and underlined numbers indicate the best and the second-best results, respectively.}\n";
