@@ -80,8 +80,9 @@ void run_bench(const BenchOptions& opt) {
                  shapes.end());
   auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
   nlohmann::json rows = nlohmann::json::array();
-  fmt::print("{:>5} {:>6} {:>6} {:>4} {:>4} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9} | {:>6} {:>6}\n", "B", "Tq",
-             "Tk", "H", "D", "fox ms", "fox TF/s", "flash ms", "flash TF", "dflt ms", "dflt TF", "fl/fox", "df/fox");
+  fmt::print("{:>5} {:>6} {:>6} {:>4} {:>4} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9} | {:>6} {:>6} {:>7}\n",
+             "B", "Tq", "Tk", "H", "D", "fox ms", "fox TF/s", "nogate ms", "nogate TF", "flash ms", "flash TF", "dflt ms",
+             "dflt TF", "fl/fox", "df/fox", "df/nogt");
   for (const auto& s : shapes) {
     at::manual_seed(0);
     AttentionArgs a;
@@ -93,6 +94,21 @@ void run_bench(const BenchOptions& opt) {
     const bool decode = s.Tq < s.Tk;
     const double flops = decode ? 4.0 * s.B * s.H * s.Tq * s.Tk * s.D : 4.0 * s.B * s.H * s.Tq * s.Tk * s.D / 2;
     const double fox_ms = time_ms([&] { (void)forgetting_attention_cuda(a); }, opt.warmup, opt.repeats);
+    // The same kernel without the forget gate (plain causal, as Transformer layers call it): the
+    // gate's own cost, and the like-for-like comparison with SDPA, which has no gate.
+    AttentionArgs plain = a;
+    plain.cum_log_fgate = at::Tensor();
+    const double plain_ms = time_ms([&] { (void)forgetting_attention_cuda(plain); }, opt.warmup, opt.repeats);
+    // The layout the models hand over: q, k, v as [B, T, H, D] buffers seen as [B, H, T, D] (rows of
+    // one head H*D elements apart) rather than head-major.
+    double bthd_ms = 0;
+    if (!decode) {
+      AttentionArgs m = a;
+      m.q = a.q.transpose(1, 2).contiguous().transpose(1, 2);
+      m.k = a.k.transpose(1, 2).contiguous().transpose(1, 2);
+      m.v = a.v.transpose(1, 2).contiguous().transpose(1, 2);
+      bthd_ms = time_ms([&] { (void)forgetting_attention_cuda(m); }, opt.warmup, opt.repeats);
+    }
     // SDPA's flash kernel, called by name so that no other backend is picked; for decode the
     // single query attends to the whole cache (non-causal, same FLOPs).
     const double sdpa_ms = time_ms(
@@ -101,12 +117,17 @@ void run_bench(const BenchOptions& opt) {
     const double dflt_ms = time_ms(
         [&] { (void)at::scaled_dot_product_attention(a.q, a.k, a.v, {}, 0.0, !decode); }, opt.warmup, opt.repeats);
     auto tflops = [&](double ms) { return flops / (ms * 1e-3) / 1e12; };
-    fmt::print("{:>5} {:>6} {:>6} {:>4} {:>4} | {:>9.3f} {:>9.1f} | {:>9.3f} {:>9.1f} | {:>9.3f} {:>9.1f} | {:>6.2f} {:>6.2f}\n",
-               s.B, s.Tq, s.Tk, s.H, s.D, fox_ms, tflops(fox_ms), sdpa_ms, tflops(sdpa_ms), dflt_ms, tflops(dflt_ms),
-               sdpa_ms / fox_ms, dflt_ms / fox_ms);
+    fmt::print(
+        "{:>5} {:>6} {:>6} {:>4} {:>4} | {:>9.3f} {:>9.1f} | {:>9.3f} {:>9.1f} | {:>9.3f} {:>9.1f} | {:>9.3f} {:>9.1f} | "
+        "{:>6.2f} {:>6.2f} {:>7.2f}\n",
+        s.B, s.Tq, s.Tk, s.H, s.D, fox_ms, tflops(fox_ms), plain_ms, tflops(plain_ms), sdpa_ms, tflops(sdpa_ms), dflt_ms,
+        tflops(dflt_ms), sdpa_ms / fox_ms, dflt_ms / fox_ms, dflt_ms / plain_ms);
+    if (!decode) fmt::print("      (q, k, v in the models' [B, T, H, D] layout: fox {:.3f} ms, {:.1f} TFLOP/s)\n", bthd_ms, tflops(bthd_ms));
     std::fflush(stdout);
     rows.push_back({{"batch", s.B}, {"seqlen", s.Tk}, {"seqlen_q", s.Tq}, {"heads", s.H}, {"head_dim", s.D},
                     {"mode", decode ? "decode" : "prefill"}, {"fox_ms", fox_ms}, {"fox_tflops", tflops(fox_ms)},
+                    {"fox_nogate_ms", plain_ms}, {"fox_nogate_tflops", tflops(plain_ms)},
+                    {"fox_bthd_layout_ms", decode ? nlohmann::json() : nlohmann::json(bthd_ms)},
                     {"sdpa_ms", sdpa_ms}, {"sdpa_tflops", tflops(sdpa_ms)}, {"sdpa_default_ms", dflt_ms},
                     {"sdpa_default_tflops", tflops(dflt_ms)}});
   }

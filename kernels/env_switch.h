@@ -18,4 +18,10 @@ inline bool fused_glue_on() {
   return on;
 }
 
+// FOXEVAL_FUSED_PROJ: the FoX prefill's one matmul for every input projection (models/fox).
+inline bool fused_projection_on() {
+  static const bool on = env_switch_on("FOXEVAL_FUSED_PROJ");
+  return on;
+}
+
 }  // namespace foxeval

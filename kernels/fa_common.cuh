@@ -15,6 +15,8 @@ struct FaParams {
   const int64_t* seq_start;    // [B] or nullptr
   const float* threshold;      // [B, H] or nullptr (adaptive computation pruning)
   const int64_t* kv_len;       // [B] or nullptr: keys held per row (decode), else Tk
+  // [4] or nullptr: adaptive-pruning counts (forgetting_attention.h AttentionArgs::pruning_counts)
+  unsigned long long* prune_counts;
   int64_t q_sb, q_sh, q_st;    // strides in elements (last dim contiguous)
   int64_t k_sb, k_sh, k_st;
   int64_t v_sb, v_sh, v_st;
@@ -90,6 +92,14 @@ __device__ __forceinline__ void mma16816<__half>(float (&d)[4], const uint32_t (
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Adds one CUDA block's share to the pruning counts (p.prune_counts, see FaParams): `skipped` and
+// `in_range` go to entries base and base + 1 (base 0: prefill blocks, 2: decode keys). One thread
+// per CUDA block calls it; integer atomics, so the totals are the same bits in any order.
+__device__ __forceinline__ void count_pruning(unsigned long long* counts, int base, long long skipped, long long in_range) {
+  atomicAdd(counts + base, (unsigned long long)(skipped > 0 ? skipped : 0));
+  atomicAdd(counts + base + 1, (unsigned long long)(in_range > 0 ? in_range : 0));
 }
 
 __device__ __forceinline__ float fast_exp2(float x) {

@@ -42,6 +42,7 @@ __global__ void __launch_bounds__(128) fa_decode_kernel(const FaParams p) {
   }
   int ks = max(split * p.split_len, ss);
   const int ke = min((split + 1) * p.split_len, pos + 1);
+  const int ks_in_range = ks;  // before pruning, for the counts
   const float* cg = GATE ? p.c + b * p.c_sb + h * p.c_sh : nullptr;
   float ci = 0.f;
   if (GATE) {
@@ -59,6 +60,7 @@ __global__ void __launch_bounds__(128) fa_decode_kernel(const FaParams p) {
       ks = lo;
     }
   }
+  if (p.prune_counts && threadIdx.x == 0) count_pruning(p.prune_counts, 2, ks - ks_in_range, ke - ks_in_range);
 
   const T* qg = reinterpret_cast<const T*>(p.q) + b * p.q_sb + h * p.q_sh + (int64_t)t * p.q_st;
   const T* kg = reinterpret_cast<const T*>(p.k) + b * p.k_sb + hk * p.k_sh + part * 8;

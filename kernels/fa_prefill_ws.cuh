@@ -118,6 +118,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   const KeyBlocks blocks = key_block_range<BM, BN, GATE>(p, b, h, q0, cg);
   const int ss = blocks.seq_start, n_end = blocks.end, n_begin = blocks.begin;
   const int nblk = n_end - n_begin;
+  count_key_blocks<BN>(p, blocks);
 
   if (threadIdx.x == 0) {
     mbar_init(bar_q, 1);

@@ -16,6 +16,9 @@
 // weight >= exp(-R), so the skipped softmax mass is eps <= N * exp(2R + thr) (N = number of
 // skipped keys <= Tk), and ||o_pruned - o||_2 <= 2 * eps * max_j ||v_j||_2. The official
 // "auto" threshold thr = -(2R + ln Tk) + tol gives eps <= exp(tol).
+// args.pruning_counts (optional): one thread per CUDA block adds its key blocks (prefill) or keys
+// (decode) in range and the skipped prefix of them with integer atomics; a null pointer costs one
+// branch per CUDA block.
 #include "kernels/forgetting_attention.h"
 
 #include "kernels/fa_decode.cuh"
@@ -325,6 +328,14 @@ at::Tensor forgetting_attention_cuda(const AttentionArgs& a) {
     thr = a.adaptive_threshold;
     p.threshold = thr.data_ptr<float>();
     p.thr_sb = thr.stride(0); p.thr_sh = thr.stride(1);
+  }
+  if (a.pruning_counts.defined()) {
+    const auto& n = a.pruning_counts;
+    TORCH_CHECK(n.is_cuda() && n.get_device() == q.get_device() && n.scalar_type() == at::kLong && n.numel() == 4 &&
+                    n.is_contiguous(),
+                "forgetting_attention_cuda: pruning_counts must be a contiguous int64 [4] tensor on ", q.device(), ", not ",
+                n.scalar_type(), " ", n.sizes(), " on ", n.device());
+    p.prune_counts = reinterpret_cast<unsigned long long*>(n.data_ptr<int64_t>());
   }
   p.B = B; p.H = H; p.Hkv = Hkv; p.Tq = Tq; p.Tk = Tk;
   const double scale = a.scale > 0.0 ? a.scale : 1.0 / std::sqrt((double)D);

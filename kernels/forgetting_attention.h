@@ -13,6 +13,16 @@
 //   kv_len [B] int64 (optional, decode only: Tq <= 8): row b holds kv_len[b] keys, the rest of
 //   k/v/cum_log_fgate is ignored and its queries sit at kv_len[b] - Tq + i. Lengths read on the
 //   device, so fixed-capacity caches keep fixed shapes (decoding slots, CUDA graphs).
+//   pruning_counts [4] int64 CUDA (optional): the CUDA kernels add what adaptive pruning did, with
+//   device atomics (no synchronization, CUDA-graph safe; undefined = not counted, no cost):
+//     [0] prefill key blocks that pruning skipped, of
+//     [1] prefill key blocks in range: per query block (one CUDA block), the key blocks from the one
+//         holding seq_start to the causal end (block sizes are the kernel's: the fraction is what
+//         compares across kernels);
+//     [2] decode keys that pruning skipped, of
+//     [3] decode keys in range: per query row, the keys from seq_start to the query's own position.
+//   Counted whether or not adaptive_threshold is set (then nothing is skipped). The torch path
+//   never skips and leaves the counts untouched.
 // Returns o [B, H, Tq, D] in q's dtype (any strides: the CUDA prefill returns a view of a
 // [B, Tq, H, D] buffer).
 #pragma once
@@ -26,6 +36,7 @@ struct AttentionArgs {
   at::Tensor seq_start;           // optional
   at::Tensor adaptive_threshold;  // optional
   at::Tensor kv_len;              // optional
+  at::Tensor pruning_counts;      // optional, int64 [4] on the CUDA device (see above)
   double scale = 0.0;             // 0 = 1/sqrt(D)
 };
 

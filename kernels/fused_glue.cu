@@ -104,11 +104,16 @@ __device__ __forceinline__ float block_sum(float s, float* red) {
 template <typename Tin, typename Tout, typename Tg, bool VEC, bool GATE, bool RESID>
 __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __restrict__ x, float* __restrict__ resid,
                                                                const float* __restrict__ w, const Tg* __restrict__ g,
-                                                               Tout* __restrict__ y, int D, int vpg, float inv_n, float eps) {
+                                                               Tout* __restrict__ y, int D, int64_t x_rs, int64_t g_rs,
+                                                               int vpg, float inv_n, float eps, int y_heads, int64_t y_T) {
   __shared__ float red[33];
   pdl_trigger();  // a decode step's next matmul may start loading its weights (kernels/pdl.cuh)
   pdl_wait();
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * D;
+  // y and resid are [rows, D]; x and g may be rows of a wider matrix (row strides x_rs, g_rs).
+  // y_heads > 0: rows are (b, t) of [B, y_T] and y is head-major [B, y_heads, y_T, D / y_heads].
+  const int64_t row = blockIdx.x, base = row * D, x_base = row * x_rs, g_base = row * g_rs;
+  const int y_dh = y_heads > 0 ? D / y_heads : D;
+  const int64_t y_b = y_heads > 0 ? row / y_T : 0, y_t = y_heads > 0 ? row - y_b * y_T : 0;
   const int nchunks = (D + kChunk - 1) / kChunk;
   float v[kMaxItems][kChunk];
   float ss[kMaxItems];
@@ -118,7 +123,7 @@ __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __rest
     ss[k] = 0.f;
     if (c < nchunks) {
       const int off = c * kChunk, valid = D - off;
-      load_chunk<VEC>(x + base + off, valid, v[k]);
+      load_chunk<VEC>(x + x_base + off, valid, v[k]);
       if constexpr (RESID) {
         float r[kChunk];
         load_chunk<VEC>(resid + base + off, valid, r);
@@ -159,11 +164,16 @@ __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __rest
       for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(__fmul_rn(v[k][e], rstd[k]), wt[e]);
       if constexpr (GATE) {
         float gv[kChunk];
-        load_chunk<VEC>(g + base + off, valid, gv);
+        load_chunk<VEC>(g + g_base + off, valid, gv);
 #pragma unroll
         for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(o[e], sigmoid_torch(gv[e]));
       }
-      store_chunk<VEC>(y + base + off, valid, o);
+      if (y_heads > 0) {  // a chunk never straddles a head (D / y_heads is a multiple of 8)
+        const int head = off / y_dh;
+        store_chunk<VEC>(y + ((y_b * y_heads + head) * y_T + y_t) * y_dh + (off - head * y_dh), valid, o);
+      } else {
+        store_chunk<VEC>(y + base + off, valid, o);
+      }
     }
   }
 }
@@ -186,25 +196,27 @@ __global__ void swiglu_kernel(const Tin* __restrict__ y, Tout* __restrict__ out,
   }
 }
 
-// proj [B, T, C], alpha [B, T, H], prev [B, C], mask [B, T]; chunks never straddle a head
-// (VEC needs Dh % 8 == 0; the scalar path takes one element per chunk).
+// proj [B, T, C] (row stride p_rs), alpha [B, T, H] (row stride a_rs), prev [B, C], mask [B, T],
+// out [B, T, C]; chunks never straddle a head (VEC needs Dh % 8 == 0; the scalar path takes one
+// element per chunk).
 template <typename T, typename Ta, bool VEC, bool PREV, bool MASK>
 __global__ void token_shift_kernel(const T* __restrict__ proj, const Ta* __restrict__ alpha,
                                    const T* __restrict__ prev, const bool* __restrict__ mask, T* __restrict__ out,
-                                   int64_t Tn, int64_t C, int64_t H, int64_t Dh, int64_t total) {
+                                   int64_t Tn, int64_t C, int64_t H, int64_t Dh, int64_t p_rs, int64_t a_rs,
+                                   bool head_major, int64_t total) {
   constexpr int N = VEC ? kChunk : 1;
   const int64_t cpr = C / N;
   for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
        idx += (int64_t)gridDim.x * blockDim.x) {
     const int64_t bt = idx / cpr, c0 = (idx - bt * cpr) * N;
     const int64_t t = bt % Tn, b = bt / Tn;
-    const float a = sigmoid_torch(to_f(alpha[bt * H + c0 / Dh]));
+    const float a = sigmoid_torch(to_f(alpha[bt * a_rs + c0 / Dh]));
     float cur[kChunk], pv[kChunk], o[kChunk];
     if (MASK && mask[bt]) {
 #pragma unroll
       for (int e = 0; e < kChunk; ++e) cur[e] = 0.f;
     } else {
-      load_chunk<VEC>(proj + bt * C + c0, N, cur);
+      load_chunk<VEC>(proj + bt * p_rs + c0, N, cur);
     }
     if (t == 0) {
       if (PREV) {
@@ -217,28 +229,34 @@ __global__ void token_shift_kernel(const T* __restrict__ proj, const Ta* __restr
 #pragma unroll
       for (int e = 0; e < kChunk; ++e) pv[e] = 0.f;
     } else {
-      load_chunk<VEC>(proj + (bt - 1) * C + c0, N, pv);
+      load_chunk<VEC>(proj + (bt - 1) * p_rs + c0, N, pv);
     }
     const float na = __fsub_rn(1.f, a);
 #pragma unroll
     for (int e = 0; e < kChunk; ++e) o[e] = __fadd_rn(__fmul_rn(a, pv[e]), __fmul_rn(na, cur[e]));
-    store_chunk<VEC>(out + bt * C + c0, N, o);
+    if (head_major) {  // out [B, H, T, Dh]
+      const int64_t h = c0 / Dh;
+      store_chunk<VEC>(out + ((b * H + h) * Tn + t) * Dh + (c0 - h * Dh), N, o);
+    } else {
+      store_chunk<VEC>(out + bt * C + c0, N, o);
+    }
   }
 }
 
 
 // NeoX rotary embedding: x [rows = B*T*H, D], pairs (i, i + D/2); cos/sin of pos * inv_freq in
 // fp32, rounded through x's dtype as the torch path does. VEC: 8 pairs per thread (D % 16 == 0).
+// head_major: x and out are [B, H, T, D] buffers (rows (b, h, t)) instead of [B, T, H, D].
 template <typename T, bool VEC>
 __global__ void rotary_kernel(const T* __restrict__ x, const int64_t* __restrict__ pos,
                               const float* __restrict__ inv_freq, T* __restrict__ out, int64_t H, int64_t D,
-                              int64_t total) {
+                              int64_t Tn, bool head_major, int64_t total) {
   constexpr int N = VEC ? kChunk : 1;
   const int64_t half = D / 2, cpr = half / N;
   for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
        idx += (int64_t)gridDim.x * blockDim.x) {
     const int64_t row = idx / cpr, i0 = (idx - row * cpr) * N;
-    const float p = static_cast<float>(pos[row / H]);
+    const float p = static_cast<float>(pos[head_major ? (row / (H * Tn)) * Tn + row % Tn : row / H]);
     float x0[kChunk], x1[kChunk], f[kChunk], o0[kChunk], o1[kChunk];
     load_chunk<VEC>(x + row * D + i0, N, x0);
     load_chunk<VEC>(x + row * D + half + i0, N, x1);
@@ -264,6 +282,34 @@ bool fdtype(at::ScalarType t) { return t == at::kFloat || t == at::kBFloat16; }
 bool enabled() { return fused_glue_on(); }
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+// The row stride of t read as [rows, size(-1)]: rows evenly spaced, the last dim contiguous, no
+// overlap (a column slice of a wider matrix, such as one part of the fused input projection's
+// output, qualifies); -1 otherwise, and the caller makes t contiguous.
+int64_t uniform_row_stride(const at::Tensor& t) {
+  if (t.dim() == 0 || t.stride(-1) != 1) return -1;
+  int64_t rs = -1, span = 1;  // span: rows covered by the dims inside the current one
+  for (int64_t d = t.dim() - 2; d >= 0; --d) {
+    if (t.size(d) == 1) continue;  // a size-1 dim's stride is never used
+    if (rs < 0) {
+      rs = t.stride(d);
+    } else if (t.stride(d) != rs * span) {
+      return -1;
+    }
+    span *= t.size(d);
+  }
+  if (rs < 0) return t.size(-1);  // a single row
+  return rs >= t.size(-1) ? rs : -1;
+}
+
+// t itself when its rows are evenly spaced, else a contiguous copy; `rs` gets the row stride.
+at::Tensor rows_of(const at::Tensor& t, int64_t& rs) {
+  rs = uniform_row_stride(t);
+  if (rs >= 0) return t;
+  at::Tensor c = t.contiguous();
+  rs = c.size(-1);
+  return c;
+}
+
 template <typename F>
 void with_type(at::ScalarType t, F&& f) {
   if (t == at::kFloat)
@@ -284,8 +330,15 @@ int elementwise_blocks(int64_t total, int threads) {
 }
 
 // Shared launcher of the row kernel. x_in: the tensor read (delta when resid is defined).
+// A [B, T, H, Dh] tensor over a new head-major [B, H, T, Dh] buffer.
+at::Tensor empty_head_major(int64_t B, int64_t T, int64_t H, int64_t Dh, const at::TensorOptions& opts) {
+  return at::empty({B, H, T, Dh}, opts.memory_format(at::MemoryFormat::Contiguous)).permute({0, 2, 1, 3});
+}
+
+// head_major: x is [B, T, D] and y comes back as [B, T, G, D / G] over a [B, G, T, D / G] buffer.
 at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, const at::Tensor& weight,
-                           const at::Tensor& gate, int64_t num_groups, double eps, at::ScalarType out_dtype) {
+                           const at::Tensor& gate, int64_t num_groups, double eps, at::ScalarType out_dtype,
+                           bool head_major = false) {
   const int64_t D = x_in.size(-1);
   if (D <= 0 || num_groups <= 0 || D % num_groups != 0) return {};
   const int64_t Dg = D / num_groups;
@@ -303,14 +356,18 @@ at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, cons
   threads = (threads + 31) / 32 * 32;
 
   c10::cuda::CUDAGuard guard(x_in.device());
-  at::Tensor x = x_in.contiguous();
+  int64_t x_rs = D, g_rs = D;
+  // The residual's delta is read as it comes (rows of x_in); y and resid are contiguous.
+  at::Tensor x = rows_of(x_in, x_rs);
   at::Tensor w = weight.contiguous();
-  at::Tensor g = gate.defined() ? gate.contiguous() : at::Tensor();
-  at::Tensor y = at::empty(x.sizes(), x.options().dtype(out_dtype));
+  at::Tensor g = gate.defined() ? rows_of(gate, g_rs) : at::Tensor();
+  const auto y_opts = x.options().dtype(out_dtype).memory_format(at::MemoryFormat::Contiguous);
+  at::Tensor y = head_major ? empty_head_major(x.size(0), x.size(1), num_groups, Dg, y_opts) : at::empty(x.sizes(), y_opts);
   const int64_t rows = x.numel() / D;
   if (rows == 0) return y;
-  bool vec = D % kChunk == 0 && aligned(x.data_ptr()) && aligned(w.data_ptr()) && aligned(y.data_ptr());
-  if (g.defined()) vec = vec && aligned(g.data_ptr());
+  bool vec = D % kChunk == 0 && x_rs % kChunk == 0 && aligned(x.data_ptr()) && aligned(w.data_ptr()) &&
+             aligned(y.data_ptr());
+  if (g.defined()) vec = vec && g_rs % kChunk == 0 && aligned(g.data_ptr());
   if (resid.defined()) vec = vec && aligned(resid.data_ptr());
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
   const float n = 1.f / static_cast<float>(vpg ? Dg : D), feps = static_cast<float>(eps);
@@ -325,7 +382,8 @@ at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, cons
         constexpr bool V = decltype(vec_c)::value, G = decltype(gate_c)::value, R = decltype(resid_c)::value;
         launch_dependent(row_norm_kernel<Tin, Tout, Tg, V, G, R>, dim3(static_cast<unsigned>(rows)), dim3(threads), 0, stream,
             ptr<const Tin>(x), R ? ptr<float>(resid) : nullptr, ptr<const float>(w),
-            G ? ptr<const Tg>(g) : nullptr, ptr<Tout>(y), Di, vpg, n, feps);
+            G ? ptr<const Tg>(g) : nullptr, ptr<Tout>(y), Di, x_rs, g_rs, vpg, n, feps,
+            head_major ? static_cast<int>(num_groups) : 0, head_major ? x.size(1) : int64_t(0));
       };
       using T_ = std::true_type;
       using F_ = std::false_type;
@@ -361,12 +419,14 @@ at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double 
 }
 
 at::Tensor fused_group_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_groups, double eps,
-                                at::ScalarType out_dtype, const at::Tensor& gate) {
+                                at::ScalarType out_dtype, const at::Tensor& gate, bool head_major) {
   if (!enabled() || !norm_args_ok(x, weight, out_dtype)) return {};
+  // Head-major rows need whole groups of 8-element chunks (the kernel's vpg path) and [B, T, D].
+  if (head_major && (x.dim() != 3 || num_groups < 2 || gate.defined())) return {};
   if (gate.defined() && (!gate.is_cuda() || gate.device() != x.device() || !fdtype(gate.scalar_type()) ||
                          gate.sizes() != x.sizes()))
     return {};
-  return launch_row_norm(x, at::Tensor(), weight, gate, num_groups, eps, out_dtype);
+  return launch_row_norm(x, at::Tensor(), weight, gate, num_groups, eps, out_dtype, head_major);
 }
 
 at::Tensor fused_add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor& weight, double eps,
@@ -412,7 +472,7 @@ at::Tensor fused_swiglu(const at::Tensor& y_in, bool silu, at::ScalarType out_dt
 }
 
 at::Tensor fused_token_shift(const at::Tensor& proj_in, const at::Tensor& alpha_in, const at::Tensor& prev_in,
-                             const at::Tensor& mask_in) {
+                             const at::Tensor& mask_in, bool head_major) {
   if (!enabled() || !proj_in.is_cuda() || proj_in.dim() != 3 || !fdtype(proj_in.scalar_type())) return {};
   const int64_t B = proj_in.size(0), Tn = proj_in.size(1), C = proj_in.size(2);
   if (!alpha_in.is_cuda() || alpha_in.dim() != 3 || !fdtype(alpha_in.scalar_type()) || alpha_in.size(0) != B ||
@@ -425,13 +485,14 @@ at::Tensor fused_token_shift(const at::Tensor& proj_in, const at::Tensor& alpha_
   if (mask_in.defined() && (!mask_in.is_cuda() || mask_in.scalar_type() != at::kBool || mask_in.numel() != B * Tn))
     return {};
   c10::cuda::CUDAGuard guard(proj_in.device());
-  at::Tensor proj = proj_in.contiguous(), alpha = alpha_in.contiguous();
+  int64_t p_rs = C, a_rs = H;
+  at::Tensor proj = rows_of(proj_in, p_rs), alpha = rows_of(alpha_in, a_rs);
   // The state is stored in proj's dtype; a cast changes nothing then.
   at::Tensor prev = prev_in.defined() ? prev_in.to(proj.scalar_type()).contiguous() : at::Tensor();
   at::Tensor mask = mask_in.defined() ? mask_in.contiguous() : at::Tensor();
-  at::Tensor out = at::empty_like(proj, at::MemoryFormat::Contiguous);
+  at::Tensor out = head_major ? empty_head_major(B, Tn, H, Dh, proj.options()) : at::empty({B, Tn, C}, proj.options());
   if (out.numel() == 0) return out;
-  bool vec = Dh % kChunk == 0 && aligned(proj.data_ptr()) && aligned(out.data_ptr());
+  bool vec = Dh % kChunk == 0 && p_rs % kChunk == 0 && aligned(proj.data_ptr()) && aligned(out.data_ptr());
   if (prev.defined()) vec = vec && aligned(prev.data_ptr());
   const int64_t total = B * Tn * (vec ? C / kChunk : C);
   const int threads = 256, blocks = elementwise_blocks(total, threads);
@@ -444,7 +505,7 @@ at::Tensor fused_token_shift(const at::Tensor& proj_in, const at::Tensor& alpha_
         constexpr bool V = decltype(vec_c)::value, P = decltype(prev_c)::value, M = decltype(mask_c)::value;
         token_shift_kernel<T, Ta, V, P, M><<<blocks, threads, 0, stream>>>(
             ptr<const T>(proj), ptr<const Ta>(alpha), P ? ptr<const T>(prev) : nullptr,
-            M ? ptr<const bool>(mask) : nullptr, ptr<T>(out), Tn, C, H, Dh, total);
+            M ? ptr<const bool>(mask) : nullptr, ptr<T>(out), Tn, C, H, Dh, p_rs, a_rs, head_major, total);
       };
       using T_ = std::true_type;
       using F_ = std::false_type;
@@ -472,8 +533,11 @@ at::Tensor fused_rotary(const at::Tensor& x_in, const at::Tensor& positions, con
       inv_freq.scalar_type() != at::kFloat || inv_freq.numel() != D / 2)
     return {};
   c10::cuda::CUDAGuard guard(x_in.device());
-  at::Tensor x = x_in.contiguous(), pos = positions.contiguous(), f = inv_freq.contiguous();
-  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  // A head-major buffer seen as [B, T, H, D] (the q and k the normalizing kernels write) is read
+  // and written as it is; anything else goes through a contiguous [B, T, H, D] copy.
+  const bool head_major = !x_in.is_contiguous() && x_in.permute({0, 2, 1, 3}).is_contiguous();
+  at::Tensor x = head_major ? x_in : x_in.contiguous(), pos = positions.contiguous(), f = inv_freq.contiguous();
+  at::Tensor out = head_major ? empty_head_major(B, Tn, H, D, x.options()) : at::empty_like(x, at::MemoryFormat::Contiguous);
   if (out.numel() == 0) return out;
   const bool vec = (D / 2) % kChunk == 0 && aligned(x.data_ptr()) && aligned(out.data_ptr()) && aligned(f.data_ptr());
   const int64_t total = B * Tn * H * (vec ? D / 2 / kChunk : D / 2);
@@ -483,7 +547,7 @@ at::Tensor fused_rotary(const at::Tensor& x_in, const at::Tensor& positions, con
     using T = decltype(tx);
     auto go = [&](auto vec_c) {
       rotary_kernel<T, decltype(vec_c)::value><<<blocks, threads, 0, stream>>>(
-          ptr<const T>(x), ptr<const int64_t>(pos), ptr<const float>(f), ptr<T>(out), H, D, total);
+          ptr<const T>(x), ptr<const int64_t>(pos), ptr<const float>(f), ptr<T>(out), H, D, Tn, head_major, total);
     };
     if (vec)
       go(std::true_type{});

@@ -16,8 +16,12 @@ at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double 
 
 // Per group of D / num_groups of the last dim: RMSNorm * weight, times sigmoid(gate) when
 // gate (same shape as x) is defined; in out_dtype. Groups of a multiple of 8 elements, at most 256.
+// x (and gate) may be column slices of a wider matrix (rows evenly spaced): read in place.
+// head_major (x [B, T, D], no gate): the result is [B, T, G, D / G] over a head-major
+// [B, G, T, D / G] buffer, the layout the attention kernel reads fastest.
 at::Tensor fused_group_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_groups, double eps,
-                                at::ScalarType out_dtype, const at::Tensor& gate = at::Tensor());
+                                at::ScalarType out_dtype, const at::Tensor& gate = at::Tensor(),
+                                bool head_major = false);
 
 // x fp32 [.., D] (contiguous) += delta (any supported dtype, same shape), in place; returns
 // rms_norm(x, weight, eps) in out_dtype. x is left unchanged when it returns undefined.
@@ -31,12 +35,15 @@ at::Tensor fused_swiglu(const at::Tensor& y, bool silu, at::ScalarType out_dtype
 // FoX Pro token shift. proj [B, T, H*Dh], alpha_logit [B, T, H], prev [B, H*Dh] or undefined
 // (zeros), pad_mask [B, T] bool or undefined (masked positions' proj read as 0):
 //   out_t = a_t * p_{t-1} + (1 - a_t) * p_t, a = sigmoid(alpha_logit), fp32 inside,
-// stored in proj's dtype. The new shift state (proj[:, T-1], masked) is the caller's.
+// stored in proj's dtype. The new shift state (proj[:, T-1], masked) is the caller's. proj and
+// alpha_logit may be column slices of a wider matrix. head_major: the result is [B, T, H, Dh] over a
+// head-major [B, H, T, Dh] buffer.
 at::Tensor fused_token_shift(const at::Tensor& proj, const at::Tensor& alpha_logit, const at::Tensor& prev,
-                             const at::Tensor& pad_mask);
+                             const at::Tensor& pad_mask, bool head_major = false);
 
 // NeoX rotary embedding of x [B, T, H, D] at positions [B, T] int64, inv_freq fp32 [D/2]:
 // cos/sin of pos * inv_freq in fp32 rounded through x's dtype, the rotation in fp32, out in x's dtype.
+// A head-major x (a [B, H, T, D] buffer seen as [B, T, H, D]) gives a head-major result.
 at::Tensor fused_rotary(const at::Tensor& x, const at::Tensor& positions, const at::Tensor& inv_freq);
 
 }  // namespace foxeval

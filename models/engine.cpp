@@ -24,7 +24,6 @@ at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden,
   if (chunk <= 0) chunk = std::max<int64_t>(1, (int64_t(64) << 20) / std::max<int64_t>(1, B * head.size(0)));
   at::Tensor out = at::empty({B, T}, hidden.options().dtype(at::kFloat));
   at::Tensor lab = labels.to(hidden.device(), at::kLong);
-  StageTimer timer("lm_head+loss");
   // On the GPU the head is padded to a multiple of 64 rows: with an odd vocabulary (50257) the
   // logits' row pitch is misaligned and cuBLAS falls back to a GEMM ~5x slower than the aligned one.
   const int64_t V = head.size(0);
@@ -35,6 +34,7 @@ at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden,
     // Logits in the compute dtype (bf16 under autocast), cross-entropy in fp32.
     at::Tensor lg = foxeval::linear(hidden.slice(1, t0, t1), padded_head).narrow(-1, 0, V);
     at::Tensor lab_chunk = lab.slice(1, t0, t1);
+    StageTimer timer("loss");  // the log-softmax and pick; the lm_head matmul is a "linear" stage
     at::Tensor fused = fused_token_logprobs(lg.flatten(0, 1), lab_chunk.reshape({-1}).contiguous());
     if (fused.defined()) {  // CUDA: one pass over the logits
       out.slice(1, t0, t1).copy_(fused.view({B, t1 - t0}));

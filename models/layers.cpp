@@ -42,7 +42,10 @@ at::Tensor Loader::matmul_weight(const std::string& name, const std::vector<int6
 // One row (a batch-1 decode step) on the GPU takes the small-batch kernel (kernels/gemv.h: faster
 // than cuBLAS there, slower at 4 rows), the rest cuBLAS. `bias` may be undefined.
 static at::Tensor linear_in_weight_dtype(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  StageTimer timer("linear");
+  // Timed by shape ("linear 1536->6216"): the stage table shows which projection costs what.
+  StageTimer timer(stage_timing_enabled()
+                       ? fmt::format("linear {}->{}", weight.size(-1), weight.dim() > 1 ? weight.size(0) : 1)
+                       : std::string());
   at::Tensor xc = x.to(weight.scalar_type());
   at::Tensor bc = bias.defined() ? bias.to(weight.scalar_type()) : at::Tensor();
   if (xc.is_cuda() && xc.dim() >= 1 && xc.size(-1) > 0 && xc.numel() == xc.size(-1)) {
@@ -69,9 +72,10 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, a
 }
 
 at::Tensor group_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_groups, double eps,
-                          at::ScalarType out_dtype) {
+                          at::ScalarType out_dtype, bool head_major) {
   if (x.is_cuda()) {
-    at::Tensor y = fused_group_rms_norm(x, weight, num_groups, eps, out_dtype);
+    at::Tensor y = fused_group_rms_norm(x, weight, num_groups, eps, out_dtype, at::Tensor(), head_major);
+    if (!y.defined() && head_major) y = fused_group_rms_norm(x, weight, num_groups, eps, out_dtype);
     if (y.defined()) return y;
   }
   auto shape = x.sizes().vec();

@@ -32,9 +32,11 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 // RMSNorm over the last dim, computed in fp32: x * rsqrt(mean(x^2) + eps) * weight.
 // Returns `out_dtype` (the official kernels return the input dtype).
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, at::ScalarType out_dtype);
-// RMSNorm per group of the last dim (num_groups groups), fp32 inside.
+// RMSNorm per group of the last dim (num_groups groups), fp32 inside. head_major (x [B, T, D],
+// a GPU): where the fused kernel runs, the result is [B, T, G, D / G] over a head-major buffer
+// (kernels/fused_glue.h); elsewhere [B, T, D] as usual. Either views as [B, T, G, D / G].
 at::Tensor group_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_groups, double eps,
-                          at::ScalarType out_dtype);
+                          at::ScalarType out_dtype, bool head_major = false);
 
 // The MLP width of the paper's models: config.json's intermediate_size, else the multiple of
 // 256 at or above int(hidden * hidden_ratio * 2/3) (hidden_ratio default 4).

@@ -27,6 +27,23 @@ struct RunOptions {
   bool announce = false;
   std::string chosen;    // how device and dtype were chosen ("auto: ..."), for the announcement
   std::string settings;  // the command's settings that change numbers, for the announcement
+  // `foxeval bench pruning` only (no task command sets it): added to every FoX forget-gate bias at
+  // load, f = sigmoid(w_f . x + b_f + shift), moving the checkpoint's gates toward fast decay (< 0)
+  // or f near 1 (> 0). 0 loads the checkpoint as it is.
+  double fgate_bias_shift = 0.0;
+};
+
+// Adaptive computation pruning as a model's attention ran it (CausalLM::pruning_stats), counted
+// on the device by the CUDA kernels (kernels/forgetting_attention.h AttentionArgs::pruning_counts).
+// The exact torch path (CPU, float32) never skips and counts nothing.
+struct PruningStats {
+  bool on = false;  // a FoX model with a log pruning tolerance (and a forget gate)
+  double log_tolerance = 0.0;
+  // Prefill: key blocks a query block (one CUDA block of the kernel) visits, from the block holding
+  // seq_start to the causal end, and how many of them pruning skipped.
+  int64_t key_blocks = 0, key_blocks_skipped = 0;
+  // Decoding (at most 8 new tokens a forward): keys a query row attends to, and how many were skipped.
+  int64_t decode_keys = 0, decode_keys_skipped = 0;
 };
 
 // What `foxeval info` prints and result files record about a model.
@@ -148,6 +165,11 @@ class CausalLM {
   // Whether SlotState::prefill_state gives a state in the slot's own memory (a prefill then needs
   // no memory beyond the slots and its activations).
   virtual bool prefills_in_slot() const { return false; }
+
+  // What adaptive computation pruning did in this model's forwards since it was loaded (on: false
+  // where the model has no pruning). Reads the device counters: a synchronization, so call it once,
+  // when a run is done, never per forward.
+  virtual PruningStats pruning_stats() const { return {}; }
 
  protected:
   ForwardCapture* capture_ = nullptr;

@@ -4,6 +4,7 @@
 #include <ATen/cuda/CUDAGraphsUtils.cuh>
 #include <c10/cuda/CUDAFunctions.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,9 +18,11 @@ namespace {
 struct Totals {
   std::mutex mutex;
   std::map<std::string, std::pair<double, long>> seconds_calls;
+  bool print_at_exit = false;
   ~Totals() {
+    if (!print_at_exit) return;
     for (const auto& [stage, v] : seconds_calls)
-      std::fprintf(stderr, "[timing] %-12s %10.3f s  %8ld calls\n", stage.c_str(), v.first, v.second);
+      std::fprintf(stderr, "[timing] %-24s %10.3f s  %8ld calls\n", stage.c_str(), v.first, v.second);
   }
 };
 
@@ -34,30 +37,58 @@ void sync() {
   if (at::hasCUDA()) c10::cuda::device_synchronize();
 }
 
-}  // namespace
+bool env_on() {
+  const char* v = std::getenv("FOXEVAL_TIMING");
+  return v && std::string(v) == "1";
+}
 
-bool stage_timing_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("FOXEVAL_TIMING");
-    return v && std::string(v) == "1";
-  }();
+std::atomic<bool>& enabled_flag() {
+  static std::atomic<bool> on{env_on()};
   return on;
 }
 
-StageTimer::StageTimer(const char* stage) : stage_(stage) {
+}  // namespace
+
+bool stage_timing_enabled() { return enabled_flag().load(std::memory_order_relaxed); }
+
+void set_stage_timing(bool on) {
+  totals();  // constructed before first use, so it outlives every timer
+  enabled_flag().store(on);
+}
+
+std::vector<StageTotal> stage_timing_totals() {
+  std::lock_guard<std::mutex> lock(totals().mutex);
+  std::vector<StageTotal> out;
+  for (const auto& [stage, v] : totals().seconds_calls) out.push_back({stage, v.first, v.second});
+  return out;
+}
+
+void reset_stage_timing() {
+  std::lock_guard<std::mutex> lock(totals().mutex);
+  totals().seconds_calls.clear();
+}
+
+StageTimer::StageTimer(const char* stage) : stage_(stage) { start(); }
+
+StageTimer::StageTimer(std::string stage) : stage_(nullptr), owned_(std::move(stage)) {
+  stage_ = owned_.c_str();
+  start();
+}
+
+void StageTimer::start() {
   if (!stage_timing_enabled()) return;
   // A stage inside a CUDA graph capture (a decode step) cannot synchronize: not timed.
   if (at::hasCUDA() && at::cuda::currentStreamCaptureStatus() != at::cuda::CaptureStatus::None) {
     stage_ = nullptr;
     return;
   }
-  totals();  // constructed before first use, so it is destroyed (and prints) after the last
+  if (env_on()) totals().print_at_exit = true;  // constructed here at the latest, so it prints after the last
   sync();
   start_ = now();
 }
 
 StageTimer::~StageTimer() {
-  if (!stage_timing_enabled() || !stage_) return;
+  if (!stage_timing_enabled() || !stage_ || start_ == 0) return;
   sync();
   const double dt = now() - start_;
   std::lock_guard<std::mutex> lock(totals().mutex);

@@ -15,6 +15,7 @@
 #include "data/errors.h"
 #include "data/hub_cache.h"
 #include "data/json_file.h"
+#include "tasks/pruning_header.h"
 
 #ifndef FOXEVAL_VERSION
 #define FOXEVAL_VERSION "unknown"
@@ -91,6 +92,8 @@ nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std
   std::map<std::string, nlohmann::json> records;  // record mode
   std::unique_ptr<ReducerState> state;             // reducer mode: every part's state added up
   std::set<std::string> done;                      // reducer mode: every part's finished items
+  nlohmann::json pruning;                          // the parts' pruning counts added up (null: pruning off)
+  size_t parts_with_pruning = 0;
   for (const std::string& path : parts) {
     const nlohmann::json p = read_json(path);
     if (!p.is_object() || p.value("kind", "") != "foxeval-part")
@@ -142,6 +145,10 @@ nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std
             throw Error(fmt::format("item '{}' is in two parts (overlapping parts)", it.key()));
         }
       }
+      if (p.contains("pruning")) {
+        pruning = add_pruning_counts(pruning, p.at("pruning"));
+        ++parts_with_pruning;
+      }
       const double el = p.value("elapsed_s", 0.0);
       if (std::isfinite(el)) elapsed = std::max(elapsed, el);
     } catch (const Error& e) {
@@ -170,6 +177,10 @@ nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std
   }
   out["header"] = result_header(task, identity, elapsed);
   out["header"]["merged_from"] = parts;
+  if (parts_with_pruning > 0 && parts_with_pruning < parts.size())
+    throw Error(fmt::format("merge: {} of {} parts carry pruning counts (parts of one run all do, or none)",
+                            parts_with_pruning, parts.size()));
+  if (!pruning.is_null()) out["header"]["pruning"] = pruning_header(pruning);
   write_json_atomic(out_path, out);
   return out;
 }

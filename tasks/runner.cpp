@@ -13,11 +13,23 @@
 #include "data/json_file.h"
 #include "tasks/distributed.h"
 #include "tasks/output_lock.h"
+#include "tasks/pruning_header.h"
 
 namespace fs = std::filesystem;
 
 namespace foxeval {
 namespace {
+
+// A shard part's or a rank's payload with the pruning counts of its model (tasks/pruning_header.h), if any.
+nlohmann::json with_pruning(nlohmann::json payload, const CausalLM* model) {
+  nlohmann::json counts = pruning_counts(model);
+  if (!counts.is_null()) payload["pruning"] = std::move(counts);
+  return payload;
+}
+
+void add_pruning_header(nlohmann::json& header, const nlohmann::json& counts) {
+  if (!counts.is_null()) header["pruning"] = pruning_header(counts);
+}
 
 // What a run keeps beside OUT while it is unfinished. Record mode: a journal, one JSON line per
 // finished item after a header line. Reducer mode: a state file, one JSON object saved atomically
@@ -424,7 +436,7 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
     std::fflush(journal_);
     ::fsync(fileno(journal_));
     return complete_distributed(
-        {{"records", mine_}, {"elapsed_s", elapsed_seconds()}},
+        with_pruning({{"records", mine_}, {"elapsed_s", elapsed_seconds()}}, settings_.model),
         [&](const std::vector<nlohmann::json>& others, double) {
           for (const nlohmann::json& p : others)
             for (auto it = p.at("records").begin(); it != p.at("records").end(); ++it) records_[it.key()] = it.value();
@@ -444,13 +456,15 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
   if (settings_.num_shards > 1) {
     std::vector<std::string> ids;
     for (const WorkItem& it : items_) ids.push_back(it.id);
-    out = task_part(task_, task_identity_, settings_.num_shards, settings_.shard_index, ids, {{"records", records_}}, elapsed);
+    out = task_part(task_, task_identity_, settings_.num_shards, settings_.shard_index, ids,
+                    with_pruning({{"records", records_}}, settings_.model), elapsed);
   } else {
     std::vector<nlohmann::json> ordered;
     ordered.reserve(items_.size());
     for (const WorkItem& it : items_) ordered.push_back(records_.at(it.id));
     out = build(identity_, ordered);
     out["header"] = result_header(task_, identity_, elapsed);
+    add_pruning_header(out["header"], pruning_counts(settings_.model));
   }
   // The result is complete: a signal from now on must not lose it.
   StopSignals::ignore();
@@ -470,7 +484,7 @@ nlohmann::json Runner::complete(const ReducerFinish& finish) {
   if (dist_) {
     save_state();  // what this rank did is safe until rank 0 has written the result
     return complete_distributed(
-        {{"done", own_done_}, {"state", state_->to_json()}, {"elapsed_s", elapsed_seconds()}},
+        with_pruning({{"done", own_done_}, {"state", state_->to_json()}, {"elapsed_s", elapsed_seconds()}}, settings_.model),
         [&](const std::vector<nlohmann::json>& others, double elapsed) {
           std::set<std::string> done(own_done_.begin(), own_done_.end());
           done.insert(carried_done_.begin(), carried_done_.end());
@@ -491,11 +505,12 @@ nlohmann::json Runner::complete(const ReducerFinish& finish) {
     std::vector<std::string> ids;
     for (const WorkItem& it : items_) ids.push_back(it.id);
     out = task_part(task_, task_identity_, settings_.num_shards, settings_.shard_index, ids,
-                    {{"done", own_done_}, {"state", state_->to_json()}}, elapsed);
+                    with_pruning({{"done", own_done_}, {"state", state_->to_json()}}, settings_.model), elapsed);
   } else {
     if (carried_) state_->merge(*carried_);
     out = finish(identity_, *state_, elapsed);
     out["header"] = result_header(task_, identity_, elapsed);
+    add_pruning_header(out["header"], pruning_counts(settings_.model));
   }
   StopSignals::ignore();
   write_json_atomic(settings_.out_path, out, settings_.num_shards > 1 ? -1 : 1);
@@ -526,6 +541,9 @@ nlohmann::json Runner::complete_distributed(
       out = build_all(others, elapsed);
       out["header"] = result_header(task_, identity_, elapsed);
       out["header"]["world_size"] = dist_->world();
+      nlohmann::json pruning = mine.value("pruning", nlohmann::json());
+      for (const nlohmann::json& o : others) pruning = add_pruning_counts(pruning, o.value("pruning", nlohmann::json()));
+      add_pruning_header(out["header"], pruning);
       StopSignals::ignore();
       write_json_atomic(settings_.out_path, out, 1);
     } catch (const std::exception& e) {

@@ -62,6 +62,9 @@ struct RunnerSettings {
   std::string progress_unit = "tok";  // what `work` in finish() counts, for the rate
   // Reducer mode: seconds between saves of the state (record mode journals every item at once).
   double save_every_seconds = 120.0;
+  // The model the task runs, where it has one: its adaptive-pruning counts (CausalLM::pruning_stats,
+  // read once at complete()) go into the result's header.pruning, summed over shards and ranks.
+  const CausalLM* model = nullptr;
 };
 
 // Thrown by Runner::interrupt(): the journal (or the saved state) holds every finished item;

@@ -196,6 +196,74 @@ TEST_CASE("fused token shift matches the torch ops") {
   }
 }
 
+// Column slices of one wide matrix, as the FoX prefill's fused input projection hands them over
+// (q, the output gate, k and its shift logits side by side in one [B, T, N] product): read in
+// place through their row stride, same results as on contiguous copies. Odd slices (a row
+// stride that is not a multiple of 8 elements, a misaligned start) take the scalar path.
+TEST_CASE("fused glue reads column slices of a wider matrix") {
+  SKIP_WITHOUT_CUDA();
+  at::manual_seed(12);
+  const int64_t B = 2, T = 129, H = 24, Dh = 64, C = H * Dh;
+  for (int64_t pad : {int64_t(0), int64_t(3)}) {  // pad 3: row stride and offsets not 16-byte multiples
+    for (ScalarType t : kTypes) {
+      const int64_t N = 2 * C + 2 * H + pad;
+      at::Tensor wide = at::randn({B, T, N}, cuda(at::kFloat)).to(t);
+      at::Tensor q = wide.narrow(-1, pad, C), gate = wide.narrow(-1, pad + C, C);
+      at::Tensor alpha = wide.narrow(-1, pad + 2 * C, H), other = wide.narrow(-1, pad + 2 * C + H, H);
+      at::Tensor w = at::randn({C}, cuda(at::kFloat));
+      const std::string what = "slices " + tn(t) + " pad " + std::to_string(pad);
+      expect_close(foxeval::fused_group_rms_norm(q, w, H, 1e-5, t), foxeval::fused_group_rms_norm(q.contiguous(), w, H, 1e-5, t),
+                   what + " group norm", /*exact=*/true);
+      expect_close(foxeval::fused_group_rms_norm(q, w, H, 1e-5, t), ref_group(q.contiguous(), w, H, 1e-5, t),
+                   what + " group norm vs torch");
+      expect_close(foxeval::fused_group_rms_norm(q, w, H, 1e-5, at::kBFloat16, gate),
+                   foxeval::fused_group_rms_norm(q.contiguous(), w, H, 1e-5, at::kBFloat16, gate.contiguous()),
+                   what + " group norm * gate", /*exact=*/true);
+      expect_close(foxeval::fused_rms_norm(gate, w, 1e-6, t), foxeval::fused_rms_norm(gate.contiguous(), w, 1e-6, t),
+                   what + " rms norm", /*exact=*/true);
+      at::Tensor prev = at::randn({B, C}, cuda(at::kFloat)).to(t);
+      at::Tensor start = at::tensor({int64_t(0), int64_t(5)}, cuda(at::kLong)).view({B, 1});
+      at::Tensor mask = at::arange(T, cuda(at::kLong)).unsqueeze(0) < start;
+      expect_close(foxeval::fused_token_shift(q, alpha, prev, mask),
+                   foxeval::fused_token_shift(q.contiguous(), alpha.contiguous(), prev, mask), what + " token shift",
+                   /*exact=*/true);
+      expect_close(foxeval::fused_token_shift(q, other, at::Tensor(), at::Tensor()),
+                   ref_shift(q.contiguous(), other.contiguous(), at::Tensor(), at::Tensor()), what + " shift vs torch");
+    }
+  }
+  // Head-major results ([B, T, H, Dh] views of [B, H, T, Dh] buffers, the attention kernel's
+  // fastest layout): the same values as the usual layout, and rotary keeps the layout.
+  for (ScalarType t : kTypes) {
+    at::Tensor wide = at::randn({B, T, 2 * C + H}, cuda(at::kFloat)).to(t);
+    at::Tensor x = wide.narrow(-1, 0, C), alpha = wide.narrow(-1, 2 * C, H);
+    at::Tensor w = at::randn({C}, cuda(at::kFloat));
+    at::Tensor hm = foxeval::fused_group_rms_norm(x, w, H, 1e-5, t, at::Tensor(), /*head_major=*/true);
+    REQUIRE(hm.defined());
+    CHECK(hm.sizes().vec() == std::vector<int64_t>{B, T, H, Dh});
+    CHECK(hm.permute({0, 2, 1, 3}).is_contiguous());
+    expect_close(hm.reshape({B, T, C}), foxeval::fused_group_rms_norm(x, w, H, 1e-5, t), "head-major group norm " + tn(t),
+                 /*exact=*/true);
+    at::Tensor prev = at::randn({B, C}, cuda(at::kFloat)).to(t);
+    at::Tensor sh = foxeval::fused_token_shift(x, alpha, prev, at::Tensor(), /*head_major=*/true);
+    REQUIRE(sh.defined());
+    CHECK(sh.permute({0, 2, 1, 3}).is_contiguous());
+    expect_close(sh.reshape({B, T, C}), foxeval::fused_token_shift(x, alpha, prev, at::Tensor()),
+                 "head-major token shift " + tn(t), /*exact=*/true);
+    at::Tensor pos = at::arange(T, cuda(at::kLong)).unsqueeze(0).expand({B, T}).contiguous() + 7;
+    at::Tensor inv_freq = at::rand({Dh / 2}, cuda(at::kFloat));
+    at::Tensor rot = foxeval::fused_rotary(hm, pos, inv_freq);
+    REQUIRE(rot.defined());
+    CHECK(rot.permute({0, 2, 1, 3}).is_contiguous());
+    expect_close(rot.contiguous(), foxeval::fused_rotary(hm.contiguous(), pos, inv_freq), "head-major rotary " + tn(t),
+                 /*exact=*/true);
+  }
+  // Rows that are not evenly spaced (a transposed view) are copied first: still right.
+  at::Tensor x = at::randn({C, 2, 7}, cuda(at::kFloat)).permute({1, 2, 0});
+  at::Tensor w = at::randn({C}, cuda(at::kFloat));
+  expect_close(foxeval::fused_group_rms_norm(x, w, H, 1e-5, at::kFloat), ref_group(x, w, H, 1e-5, at::kFloat),
+               "permuted group norm");
+}
+
 TEST_CASE("fused rotary matches the torch ops") {
   SKIP_WITHOUT_CUDA();
   at::manual_seed(12);

@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "data/errors.h"
+#include "kernels/env_switch.h"
 #include "kernels/forgetting_attention.h"
 #include "kernels/fox_decode.h"
 #include "kernels/fused_glue.h"
@@ -27,7 +29,7 @@ struct AttentionWeights {
   at::Tensor ogate_proj;
   at::Tensor q_norm, k_norm, output_norm;      // fp32 norm weights
   // On a GPU: every projection of the block's input as one matmul weight (the ones above are
-  // views of it), for decode steps where each matmul is a launch (see `attention_slots`).
+  // views of it), for decode steps (`attention_slots`) and the prefill (`project_inputs`).
   // in_bias is zero but for the forget gate's rows; offsets are columns of the product.
   at::Tensor in_proj, in_bias;
   int64_t q_off = -1, k_off = -1, v_off = -1, ks_off = -1, vs_off = -1, f_off = -1, og_off = -1;
@@ -230,7 +232,11 @@ class ForgettingTransformer : public CausalLM {
     const int64_t offset = state ? state->length_ : 0;
     const int64_t T = input_ids.size(1);
     at::Tensor ids = input_ids.to(loader_.device, at::kLong);
-    at::Tensor x = at::embedding(embeddings_, ids);  // fp32 residual stream
+    at::Tensor x;
+    {
+      StageTimer timer("embedding");
+      x = at::embedding(embeddings_, ids);  // fp32 residual stream
+    }
     // Positions (RoPE) and padding masks are per row when rows are left padded.
     at::Tensor positions = at::arange(offset, offset + T, ids.options()).unsqueeze(0).expand({ids.size(0), T});
     at::Tensor seq_start = state ? state->seq_start_ : at::Tensor();
@@ -265,7 +271,11 @@ class ForgettingTransformer : public CausalLM {
   at::Tensor blocks(at::Tensor& x, const at::Tensor& positions, const at::Tensor& seq_start, FoxState* state,
                     const SlotStep* step) {
     if (cfg_.num_layers == 0) return rms_norm(x, final_norm_, cfg_.norm_eps, at::kFloat);
-    at::Tensor h = rms_norm(x, blocks_[0].attn_norm, cfg_.norm_eps, loader_.compute);
+    at::Tensor h;
+    {
+      StageTimer timer("add+rms_norm");
+      h = rms_norm(x, blocks_[0].attn_norm, cfg_.norm_eps, loader_.compute);
+    }
     for (int64_t l = 0; l < cfg_.num_layers; ++l) {
       const Block& b = blocks_[l];
       LayerState* ls = state ? &state->layers_[l] : nullptr;
@@ -279,6 +289,7 @@ class ForgettingTransformer : public CausalLM {
 
   // x (fp32 residual stream, updated in place) += delta; returns rms_norm(x, weight).
   at::Tensor add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor& weight, at::ScalarType out_dtype) {
+    StageTimer timer("add+rms_norm");
     at::Tensor y = fused_add_rms_norm(x, delta, weight, cfg_.norm_eps, out_dtype);
     if (y.defined()) return y;
     x = x + delta.to(at::kFloat);
@@ -317,6 +328,8 @@ class ForgettingTransformer : public CausalLM {
       } else if (cfg_.fgate_type == "bias_only" || cfg_.fgate_type == "fixed") {
         a.fgate_bias = take_fp32(p + "attn.fgate_bias", {H});
       }
+      if (options_.fgate_bias_shift != 0.0 && a.fgate_bias.defined())  // bench pruning's gate levels (model.h)
+        a.fgate_bias = (a.fgate_bias.to(at::kFloat) + options_.fgate_bias_shift).to(a.fgate_bias.scalar_type());
       if (cfg_.use_output_gate) a.ogate_proj = take_mm(p + "attn.ogate_proj.weight", {d, d});
       if (cfg_.use_output_norm) a.output_norm = take_fp32(p + "attn.output_norm.weight", {d});
       if (cfg_.qk_norm) {
@@ -354,7 +367,7 @@ class ForgettingTransformer : public CausalLM {
 
   // One [N, hidden] weight for q, k, v, the output gate, the shift and forget-gate logits, in
   // that order (the wide slices first: 16-byte aligned rows); the separate weights become views
-  // of it, so the prefill's matmuls and memory are as before.
+  // of it. Decode steps and the prefill (project_inputs) use it whole.
   void concat_input_projections(AttentionWeights& a) {
     std::vector<at::Tensor*> parts{&a.q_proj, &a.k_proj, &a.v_proj};
     std::vector<int64_t*> offsets{&a.q_off, &a.k_off, &a.v_off};
@@ -401,35 +414,75 @@ class ForgettingTransformer : public CausalLM {
       info_.settings.emplace_back("log_pruning_tolerance", fmt::format("{}", cfg_.log_pruning_tolerance));
   }
 
-  // k or v projection with the data-dependent token shift (FoX Pro):
-  //   out_t = alpha_t * proj_{t-1} + (1 - alpha_t) * proj_t,  alpha = sigmoid(shift_proj x), per head.
+  // The data-dependent token shift (FoX Pro) of a k or v projection `out` [B, T, kv]:
+  //   out_t = alpha_t * proj_{t-1} + (1 - alpha_t) * proj_t,  alpha = sigmoid(alpha_logit), per head.
   // The previous projection of the first token is the state's (zero at the sequence start,
-  // and zero for left padding), computed in fp32 and cast back as the official kernel.
-  at::Tensor shift_linear(const at::Tensor& h, const at::Tensor& proj, const at::Tensor& shift_proj, at::Tensor* shift_state,
-                          const at::Tensor& pad_mask) {
-    const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads;
-    at::Tensor out = foxeval::linear(h, proj);  // [B, T, kv]
-    if (out.is_cuda()) {  // one fused kernel for mask, sigmoid, shift and mix
+  // and zero for left padding), computed in fp32 and cast back as the official kernel. `out`
+  // and `alpha_logit` may be column slices of the fused input projection.
+  // head_major: the fused kernel writes a [B, T, H, Dh] view of a head-major buffer (the layout the
+  // attention kernel reads fastest); the torch path returns [B, T, kv] as always.
+  at::Tensor shift_mix(const at::Tensor& out_in, const at::Tensor& alpha_logit, at::Tensor* shift_state,
+                       const at::Tensor& pad_mask, bool head_major = false) {
+    const int64_t B = out_in.size(0), T = out_in.size(1), H = cfg_.num_heads;
+    // The new state is a copy: a view would keep the whole fused projection alive with it.
+    auto keep = [](const at::Tensor& t) { return t.clone(at::MemoryFormat::Contiguous); };
+    if (out_in.is_cuda()) {  // one fused kernel for mask, sigmoid, shift and mix
       at::Tensor prev = (shift_state && shift_state->defined()) ? *shift_state : at::Tensor();
-      at::Tensor mixed = fused_token_shift(out, foxeval::linear(h, shift_proj), prev, pad_mask);
+      at::Tensor mixed;
+      {
+        StageTimer timer("token_shift");
+        mixed = fused_token_shift(out_in, alpha_logit, prev, pad_mask, head_major);
+      }
       if (mixed.defined()) {
         if (shift_state) {
-          at::Tensor last = out.select(1, T - 1);
-          *shift_state = pad_mask.defined() ? last.masked_fill(pad_mask.select(1, T - 1).unsqueeze(-1), 0.0)
-                                            : last.clone();
+          at::Tensor last = out_in.select(1, T - 1);
+          *shift_state = pad_mask.defined() ? keep(last.masked_fill(pad_mask.select(1, T - 1).unsqueeze(-1), 0.0))
+                                            : keep(last);
         }
         return mixed;
       }
     }
-    if (pad_mask.defined()) out = out.masked_fill(pad_mask.unsqueeze(-1), 0.0);
-    at::Tensor alpha = at::sigmoid(foxeval::linear(h, shift_proj).to(at::kFloat)).unsqueeze(-1);  // [B, T, H, 1]
-    at::Tensor cur = out.to(at::kFloat).view({B, T, H, -1});
-    at::Tensor first_prev = (shift_state && shift_state->defined()) ? shift_state->to(at::kFloat).view({B, 1, H, -1})
+    at::Tensor out = pad_mask.defined() ? out_in.masked_fill(pad_mask.unsqueeze(-1), 0.0) : out_in;
+    at::Tensor alpha = at::sigmoid(alpha_logit.to(at::kFloat)).unsqueeze(-1);  // [B, T, H, 1]
+    at::Tensor cur = out.to(at::kFloat).reshape({B, T, H, -1});
+    at::Tensor first_prev = (shift_state && shift_state->defined()) ? shift_state->to(at::kFloat).reshape({B, 1, H, -1})
                                                                     : at::zeros({B, 1, H, cur.size(3)}, cur.options());
     at::Tensor prev = at::cat({first_prev, cur.slice(1, 0, T - 1)}, 1);
     at::Tensor mixed = (alpha * prev + (1.0 - alpha) * cur).to(out.scalar_type()).view({B, T, -1});
-    if (shift_state) *shift_state = out.select(1, T - 1).clone();
+    if (shift_state) *shift_state = keep(out.select(1, T - 1));
     return mixed;
+  }
+
+  // Every input projection of the attention block, from h [B, T, hidden]. On a GPU with the
+  // concatenated weight (in_proj), one matmul: the parts are column slices of its output, which
+  // the glue kernels and the attention kernel read in place through their row stride (one read of
+  // h instead of seven, and no narrow matmuls for the shift and gate logits). Otherwise one
+  // matmul each; the output gate's is then left to attention_output.
+  struct InputProjections {
+    at::Tensor q, k, v, k_shift_logit, v_shift_logit, fgate_logit, ogate;
+  };
+  InputProjections project_inputs(const AttentionWeights& a, const at::Tensor& h) {
+    InputProjections p;
+    const bool full_gate = cfg_.fgate_type == "full";
+    if (a.in_proj.defined() && h.is_cuda() && fused_projection_on()) {
+      const at::Tensor all = a.in_bias.defined() ? foxeval::linear(h, a.in_proj, a.in_bias) : foxeval::linear(h, a.in_proj);
+      auto part = [&](int64_t off, const at::Tensor& w) { return all.narrow(-1, off, w.size(0)); };
+      p.q = part(a.q_off, a.q_proj);
+      p.k = part(a.k_off, a.k_proj);
+      p.v = part(a.v_off, a.v_proj);
+      if (cfg_.use_k_shift) p.k_shift_logit = part(a.ks_off, a.k_shift_proj);
+      if (cfg_.use_v_shift) p.v_shift_logit = part(a.vs_off, a.v_shift_proj);
+      if (full_gate) p.fgate_logit = part(a.f_off, a.fgate_weight);
+      if (cfg_.use_output_gate) p.ogate = part(a.og_off, a.ogate_proj);
+      return p;
+    }
+    p.q = foxeval::linear(h, a.q_proj);
+    p.k = foxeval::linear(h, a.k_proj);
+    if (cfg_.use_k_shift) p.k_shift_logit = foxeval::linear(h, a.k_shift_proj);
+    p.v = foxeval::linear(h, a.v_proj);
+    if (cfg_.use_v_shift) p.v_shift_logit = foxeval::linear(h, a.v_shift_proj);
+    if (full_gate) p.fgate_logit = foxeval::linear(h, a.fgate_weight, a.fgate_bias);
+    return p;
   }
 
   // NeoX-style rotary embedding at per-row positions [B, T]; x is [B, T, H, D].
@@ -475,25 +528,26 @@ class ForgettingTransformer : public CausalLM {
     return (-(2.0 * bound + std::log(static_cast<double>(Tk))) + cfg_.log_pruning_tolerance).to(at::kFloat).contiguous();
   }
 
-  at::Tensor log_fgate(const AttentionWeights& a, const at::Tensor& h) {
+  // log f [B, T, H] fp32 from the forget gate's logits (fgate_type full) or its constant bias.
+  at::Tensor log_fgate(const AttentionWeights& a, const at::Tensor& h, const at::Tensor& fgate_logit) {
     const int64_t B = h.size(0), T = h.size(1), H = cfg_.num_heads;
-    if (cfg_.fgate_type == "full") return at::log_sigmoid(foxeval::linear(h, a.fgate_weight, a.fgate_bias).to(at::kFloat));
+    if (cfg_.fgate_type == "full") return at::log_sigmoid(fgate_logit.to(at::kFloat));
     if (cfg_.fgate_type == "none") return at::zeros({B, T, H}, h.options().dtype(at::kFloat));
     return at::log_sigmoid(a.fgate_bias).view({1, 1, H}).expand({B, T, H});  // bias_only, fixed
   }
 
-  // k or v with the token shift, its state in a slot buffer (updated in place: fixed addresses).
-  at::Tensor shift_linear_slot(const at::Tensor& h, const at::Tensor& proj, const at::Tensor& shift_proj, at::Tensor& buffer) {
-    if (h.is_cuda()) {  // the fused kernel reads the state buffer and the new state is written in place
-      at::Tensor out = foxeval::linear(h, proj);  // [S, 1, kv]
-      at::Tensor mixed = fused_token_shift(out, foxeval::linear(h, shift_proj), buffer, at::Tensor());
+  // The token shift of a decode step on slots, its state in a slot buffer (updated in place:
+  // fixed addresses).
+  at::Tensor shift_mix_slot(const at::Tensor& out, const at::Tensor& alpha_logit, at::Tensor& buffer) {
+    if (out.is_cuda()) {  // the fused kernel reads the state buffer and the new state is written in place
+      at::Tensor mixed = fused_token_shift(out, alpha_logit, buffer, at::Tensor());
       if (mixed.defined()) {
         buffer.copy_(out.select(1, 0));
         return mixed;
       }
     }
     at::Tensor state = buffer;
-    at::Tensor mixed = shift_linear(h, proj, shift_proj, &state, at::Tensor());
+    at::Tensor mixed = shift_mix(out, alpha_logit, &state, at::Tensor());
     buffer.copy_(state);
     return mixed;
   }
@@ -547,34 +601,47 @@ class ForgettingTransformer : public CausalLM {
     // Left padding: positions before seq_start are masked out of the token shift.
     at::Tensor pad_mask;
     if (seq_start.defined()) pad_mask = positions < 0;
-    at::Tensor q = foxeval::linear(h, a.q_proj);
-    at::Tensor k, v;
+    const InputProjections in = project_inputs(a, h);
+    at::Tensor q = in.q, k = in.k, v = in.v;
     if (sl) {
-      k = cfg_.use_k_shift ? shift_linear_slot(h, a.k_proj, a.k_shift_proj, sl->k_shift) : foxeval::linear(h, a.k_proj);
-      v = cfg_.use_v_shift ? shift_linear_slot(h, a.v_proj, a.v_shift_proj, sl->v_shift) : foxeval::linear(h, a.v_proj);
+      if (cfg_.use_k_shift) k = shift_mix_slot(k, in.k_shift_logit, sl->k_shift);
+      if (cfg_.use_v_shift) v = shift_mix_slot(v, in.v_shift_logit, sl->v_shift);
     } else {
-      k = cfg_.use_k_shift ? shift_linear(h, a.k_proj, a.k_shift_proj, ls ? &ls->k_shift : nullptr, pad_mask)
-                           : foxeval::linear(h, a.k_proj);
-      v = cfg_.use_v_shift ? shift_linear(h, a.v_proj, a.v_shift_proj, ls ? &ls->v_shift : nullptr, pad_mask)
-                           : foxeval::linear(h, a.v_proj);
+      // q, k and v reach the attention kernel head-major where the kernel that makes them last can
+      // write it so (k's last is the qk-norm when there is one); one KV head per head only.
+      const bool hm = Hkv == H;
+      if (cfg_.use_k_shift) k = shift_mix(k, in.k_shift_logit, ls ? &ls->k_shift : nullptr, pad_mask, hm && !cfg_.qk_norm);
+      if (cfg_.use_v_shift) v = shift_mix(v, in.v_shift_logit, ls ? &ls->v_shift : nullptr, pad_mask, hm);
     }
     if (cfg_.qk_norm) {
-      q = group_rms_norm(q, a.q_norm, H, 1e-5, q.scalar_type());  // the official GroupNorm default eps
-      k = group_rms_norm(k, a.k_norm, H, 1e-5, k.scalar_type());
+      StageTimer timer("qk_norm");
+      const bool hm = !sl;  // a decode step's single token has no layout to choose
+      // the official GroupNorm default eps
+      q = group_rms_norm(q, a.q_norm, H, 1e-5, q.scalar_type(), hm);
+      k = group_rms_norm(k, a.k_norm, H, 1e-5, k.scalar_type(), hm && Hkv == H);
     }
     q = q.view({B, T, H, D});
     k = k.view({B, T, Hkv, D});
     v = v.view({B, T, Hkv, D});
     if (cfg_.use_rope) {
+      StageTimer timer("rotary");
       q = rotary(q, positions);
       k = rotary(k, positions);
     }
     // c_t = cumulative log forget gate, continued from the cache: fp32 throughout.
     // Scan along the last dim: a cumsum over dim 1 of [B, T, H] runs H-wide on the GPU (6 ms at 16k).
-    const at::Tensor lf = log_fgate(a, h);  // [B, T, H] fp32
-    if (capture_ && !sl) capture(layer, lf, q, k);
-    at::Tensor cum = T == 1 ? lf.reshape({B, H, 1})  // [B, 1, H] is [B, H, 1] in memory
-                            : at::cumsum(lf.transpose(1, 2).contiguous(), -1);  // [B, H, T]
+    // Without a forget gate a prefill with no cache needs no c at all (attend drops it).
+    const bool no_c = cfg_.fgate_type == "none" && !sl && !ls;
+    at::Tensor cum;
+    if (!no_c) {
+      StageTimer timer("forget_gate");
+      const at::Tensor lf = log_fgate(a, h, in.fgate_logit);  // [B, T, H] fp32
+      if (capture_ && !sl) capture(layer, lf, q, k);
+      cum = T == 1 ? lf.reshape({B, H, 1})                          // [B, 1, H] is [B, H, 1] in memory
+                   : at::cumsum(lf.transpose(1, 2).contiguous(), -1);  // [B, H, T]
+    } else if (capture_) {
+      capture(layer, at::Tensor(), q, k);
+    }
     AttentionArgs args;
     args.q = q.transpose(1, 2);
     if (sl) {  // one token per row, written at its own position of the fixed-capacity caches
@@ -595,10 +662,10 @@ class ForgettingTransformer : public CausalLM {
     } else {
       args.k = k.transpose(1, 2);
       args.v = v.transpose(1, 2);
-      args.cum_log_fgate = cum.contiguous();
+      if (cum.defined()) args.cum_log_fgate = cum.contiguous();
     }
     args.seq_start = seq_start;
-    return attend(a, h, args, at::Tensor());
+    return attend(a, h, args, in.ogate);
   }
 
   // Hands the capture (model.h) this layer's log forget gate and, for its chosen head, q and k as
@@ -618,6 +685,8 @@ class ForgettingTransformer : public CausalLM {
     args.scale = 1.0 / std::sqrt(static_cast<double>(cfg_.head_dim));
     if (cfg_.has_log_pruning_tolerance && cfg_.fgate_type != "none")
       args.adaptive_threshold = pruning_threshold(a, args.q, args.k, args.kv_len);
+    if (args.adaptive_threshold.defined() && args.q.is_cuda() && pruning_counts_.defined())
+      args.pruning_counts = pruning_counts_;  // the kernels add to it on the device (pruning_stats reads it)
     at::Tensor o;
     {
       StageTimer timer("attention");
@@ -632,6 +701,7 @@ class ForgettingTransformer : public CausalLM {
   at::Tensor attention_output(const AttentionWeights& a, const at::Tensor& h, at::Tensor o, at::Tensor g) {
     const int64_t H = cfg_.num_heads;
     if (cfg_.use_output_gate && !g.defined()) g = foxeval::linear(h, a.ogate_proj);
+    std::optional<StageTimer> timer(std::in_place, "output_norm_gate");
     if (cfg_.use_output_norm) {
       if (cfg_.use_output_gate) {  // fused RMSNorm * sigmoid(gate), in fp32
         at::Tensor fused = o.is_cuda() ? fused_group_rms_norm(o, a.output_norm, H, cfg_.norm_eps, loader_.compute, g)
@@ -650,6 +720,7 @@ class ForgettingTransformer : public CausalLM {
       at::Tensor gate = cfg_.ogate_act == "sigmoid" ? at::sigmoid(gf) : at::silu(gf);
       o = (gate * o.to(at::kFloat)).to(loader_.compute);
     }
+    timer.reset();
     return foxeval::linear(o, a.o_proj);
   }
 
@@ -663,7 +734,11 @@ class ForgettingTransformer : public CausalLM {
     }
     at::Tensor y = foxeval::linear(h, b.mlp_gate_proj);
     if (y.is_cuda()) {
-      at::Tensor p = fused_swiglu(y, cfg_.hidden_act == "swish", loader_.compute);
+      at::Tensor p;
+      {
+        StageTimer timer("swiglu");
+        p = fused_swiglu(y, cfg_.hidden_act == "swish", loader_.compute);
+      }
       if (p.defined()) return foxeval::linear(p, b.mlp_down_proj);
     }
     auto parts = y.chunk(2, -1);
@@ -672,12 +747,35 @@ class ForgettingTransformer : public CausalLM {
     return foxeval::linear((act * up).to(loader_.compute), b.mlp_down_proj);
   }
 
+ public:
+  // The device counts (kernels/forgetting_attention.h pruning_counts), read once: a synchronization.
+  PruningStats pruning_stats() const override {
+    PruningStats s;
+    s.on = cfg_.has_log_pruning_tolerance && cfg_.fgate_type != "none";
+    if (!s.on) return s;
+    s.log_tolerance = cfg_.log_pruning_tolerance;
+    if (pruning_counts_.defined()) {
+      const at::Tensor n = pruning_counts_.to(at::kCPU);
+      const int64_t* c = n.data_ptr<int64_t>();
+      s.key_blocks_skipped = c[0];
+      s.key_blocks = c[1];
+      s.decode_keys_skipped = c[2];
+      s.decode_keys = c[3];
+    }
+    return s;
+  }
+
+ private:
   FoxConfig cfg_;
   RunOptions options_;
   Loader loader_;
   ModelInfo info_;
   at::Tensor embeddings_, final_norm_, lm_head_, inv_freq_;
   std::vector<Block> blocks_;
+  // Adaptive-pruning counts {prefill blocks skipped, in range, decode keys skipped, in range}, made
+  // once here (a decode step in a CUDA graph keeps its address) on a CUDA device only.
+  at::Tensor pruning_counts_ =
+      loader_.device.is_cuda() ? at::zeros({4}, at::TensorOptions().device(loader_.device).dtype(at::kLong)) : at::Tensor();
 };
 
 }  // namespace

@@ -163,6 +163,7 @@ nlohmann::json run_gates(const GatesSettings& s) {
   if (decay.kind != "none")
     for (int64_t d = 0; d < num_docs; ++d) items.push_back({fmt::format("doc_{}", d), static_cast<double>(doc_len)});
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
+  rs.model = model.get();  // header.pruning
   Runner runner(rs, "inspect-gates", identity, items);
   const auto start = std::chrono::steady_clock::now();
   int64_t docs_this_run = 0, tokens_this_run = 0;

@@ -280,6 +280,7 @@ json run_lm_eval(const LmEvalSettings& s) {
     for (size_t d = 0; d < tasks[t].docs.size(); ++d) item_doc.emplace_back(t, d);
 
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
+  rs.model = model.get();  // header.pruning
   Runner run(rs, "lm-eval", make_identity(s, *model, tasks), items);
 
   LoglikelihoodOptions opt;

@@ -64,6 +64,7 @@ nlohmann::json run_longbench(const RunSettings& s) {
                      static_cast<double>(p.ids.size() + static_cast<size_t>(generation_length(s, set.config, p.task)))});
 
   RunnerSettings rs{(fs::path(s.out_dir) / "run.json").string(), s.resume, s.num_shards, s.shard_index};
+  rs.model = model.get();  // header.pruning
   Runner runner(rs, "longbench", identity(s, set, *model, tok), items);
 
   // Records are handed out in batches (Runner::claim_batch: longest first; in a distributed run

@@ -209,6 +209,7 @@ nlohmann::json run_loss(const LossSettings& s) {
     items.push_back({fmt::format("windows_{}_{}", first, first + n), static_cast<double>(n * seq_len)});
   }
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
+  rs.model = model.get();  // header.pruning
   rs.save_every_seconds = s.save_every_seconds;
   Runner run(rs, "loss", identity(s, *model, *rows, seq_len, num_windows), items, loss_reducer());
 

@@ -114,6 +114,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
   identity.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
 
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
+  rs.model = model.get();  // header.pruning
   Runner runner(rs, "niah", identity, items);
   if (!s.pred_dir.empty()) make_folder(s.pred_dir, "--pred-dir");
 
