@@ -100,4 +100,39 @@ double decode_bound_tokens_per_s(double weight_bytes, double state_bytes, int64_
   return static_cast<double>(batch) / ((weight_bytes + state_bytes) / bandwidth);
 }
 
+std::vector<int64_t> splitmix64_ids(uint64_t seed, int64_t n, int64_t vocab) {
+  std::vector<int64_t> ids(static_cast<size_t>(n));
+  uint64_t state = seed;
+  for (auto& id : ids) {
+    state += 0x9E3779B97F4A7C15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    id = static_cast<int64_t>((z ^ (z >> 31)) % static_cast<uint64_t>(vocab));
+  }
+  return ids;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_named_dirs(const std::string& s, const char* flag,
+                                                                  const std::vector<std::string>& allowed) {
+  std::string names;
+  for (const auto& n : allowed) names += (names.empty() ? "" : ", ") + n;
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(',', start), s.size());
+    const std::string item = s.substr(start, end - start);
+    const size_t eq = item.find('=');
+    const bool known = allowed.empty() || (eq != std::string::npos &&
+                                           std::find(allowed.begin(), allowed.end(), item.substr(0, eq)) != allowed.end());
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size() || !known)
+      throw Error(allowed.empty()
+                      ? fmt::format("{}: '{}': expected NAME=DIR (NAME labels the rows)", flag, item)
+                      : fmt::format("{}: '{}': expected FAMILY=DIR with FAMILY one of {}", flag, item, names));
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace foxeval

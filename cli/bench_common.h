@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/model.h"
@@ -37,6 +38,15 @@ void add_decode_bench_options(CLI::App* sub, DecodeBenchArgs& a, const std::stri
 
 // A non-empty list of positive integers ("1,4,16"); errors name the flag.
 std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag);
+
+// n token ids from splitmix64(seed) % vocab: the ids the anchor scripts make
+// (scripts/bench_recurrent_anchor.py splitmix64_ids), so both sides read the same documents.
+std::vector<int64_t> splitmix64_ids(uint64_t seed, int64_t n, int64_t vocab);
+
+// "NAME=DIR,NAME=DIR,...": the --models list of the model benches, in order. `allowed` (when not
+// empty) are the names a bench takes; errors name the flag and the item.
+std::vector<std::pair<std::string, std::string>> parse_named_dirs(const std::string& s, const char* flag,
+                                                                  const std::vector<std::string>& allowed = {});
 
 // A file-name-safe lower-case form of a device name for results/bench/ file names: the GPU model
 // where it is a known one ("NVIDIA H100 80GB HBM3" -> "h100"), else the whole name

@@ -48,21 +48,6 @@ struct BenchPrefillArgs {
 const std::map<std::string, std::map<int64_t, double>> kOfficialGpuMd = {
     {"FoX (Pro)", {{16384, 0.166}, {65536, 1.596}}}, {"Transformer (Pro)", {{16384, 0.138}, {65536, 1.151}}}};
 
-std::vector<std::pair<std::string, std::string>> parse_models(const std::string& s) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t end = std::min(s.find(',', start), s.size());
-    const std::string item = s.substr(start, end - start);
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw Error(fmt::format("--models: '{}': expected NAME=DIR (NAME labels the rows, e.g. fox_pro=/ckpt/fox)", item));
-    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    start = end + 1;
-  }
-  return out;
-}
-
 int64_t setting(const ModelInfo& info, const std::string& key) {
   for (const auto& [k, v] : info.settings)
     if (k == key) return std::stoll(v);
@@ -127,7 +112,7 @@ nlohmann::json stage_table(CausalLM& model, const at::Tensor& input, const at::T
 }
 
 void run_bench_prefill(const BenchPrefillArgs& a) {
-  const auto models = parse_models(a.models);
+  const auto models = parse_named_dirs(a.models, "--models");
   const std::vector<int64_t> lens = parse_int_list(a.seq_lens, "--seq-lens");
   if (lens.empty()) throw Error("--seq-lens: empty list");
   for (int64_t T : lens)

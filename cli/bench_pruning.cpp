@@ -72,20 +72,6 @@ std::vector<double> parse_number_list(const std::string& s, const char* flag) {
   return out;
 }
 
-// The ids of document d (scripts/bench_recurrent_anchor.py's splitmix64 with seed + d).
-std::vector<int64_t> splitmix64_ids(uint64_t seed, int64_t n, int64_t vocab) {
-  std::vector<int64_t> ids(static_cast<size_t>(n));
-  uint64_t state = seed;
-  for (auto& id : ids) {
-    state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    id = static_cast<int64_t>((z ^ (z >> 31)) % static_cast<uint64_t>(vocab));
-  }
-  return ids;
-}
-
 struct Doc {
   at::Tensor input, labels;  // [1, T] on the device
 };

@@ -58,35 +58,6 @@ struct BenchRecurrentArgs {
   RunOptions run;
 };
 
-// The ids the anchor makes (scripts/bench_recurrent_anchor.py splitmix64_ids).
-std::vector<int64_t> splitmix64_ids(uint64_t seed, int64_t n, int64_t vocab) {
-  std::vector<int64_t> ids(static_cast<size_t>(n));
-  uint64_t state = seed;
-  for (auto& id : ids) {
-    state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    id = static_cast<int64_t>((z ^ (z >> 31)) % static_cast<uint64_t>(vocab));
-  }
-  return ids;
-}
-
-std::vector<std::pair<std::string, std::string>> parse_models(const std::string& s) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t end = std::min(s.find(',', start), s.size());
-    const std::string item = s.substr(start, end - start);
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size() || !kFamilies.count(item.substr(0, eq)))
-      throw Error(fmt::format("--models: '{}': expected FAMILY=DIR with FAMILY one of mamba2, hgrn2, delta_net", item));
-    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    start = end + 1;
-  }
-  return out;
-}
-
 std::vector<std::string> parse_impls(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -183,7 +154,9 @@ nlohmann::json time_row(CausalLM& model, const at::Tensor& input, const at::Tens
 }
 
 void run_bench_recurrent(const BenchRecurrentArgs& a) {
-  const auto models = parse_models(a.models);
+  std::vector<std::string> names;
+  for (const auto& [name, type] : kFamilies) names.push_back(name);
+  const auto models = parse_named_dirs(a.models, "--models", names);
   const std::vector<int64_t> lens = parse_int_list(a.seq_lens, "--seq-lens");
   if (lens.empty()) throw Error("--seq-lens: empty list");
   for (int64_t T : lens)

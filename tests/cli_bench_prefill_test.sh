@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `foxeval bench prefill` on the CPU with the official tiny FoX (Pro) fixture: the stage table adds
+# up (the stages inside the forward plus the LM head and loss make the stage-pass total), names the
+# attention and every linear layer by shape, the repeats give identical bits, and bad flags exit 2
+# before anything loads. The 760M timings run on the GPU machine (scripts/device_prefill_bench.sh).
+# Usage: tests/cli_bench_prefill_test.sh path/to/foxeval   (run from the repository root)
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
+fx=tests/fixtures/official/fox_pro
+
+expect_ok "bench prefill on the CPU" "$FOXEVAL" bench prefill --models tiny="$fx" --seq-lens 96,64 --repeats 2 \
+  --warmup 0 --device cpu --out "$tmp/p.json"
+python3 - "$tmp/p.json" <<'PY' && ok || bad "bench prefill JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["kind"] == "foxeval-bench-prefill", d["kind"]
+rows = d["rows"]
+assert [r["seq_len"] for r in rows] == [96, 64], rows
+for r in rows:
+    assert r["model"] == "tiny" and r["repeats_bit_identical"] is True, r
+    assert len(r["all_seconds"]) == 2 and r["seconds_per_document"] > 0
+    st = r["stage_table"]
+    names = {s["stage"]: s for s in st["stages"]}
+    assert "attention" in names and "forward" in names and "loss" in names, sorted(names)
+    assert names["attention"]["calls"] > 0
+    linear = [n for n in names if n.startswith("linear ")]
+    assert linear and all("tflops" in names[n] for n in linear), linear
+    assert abs(st["stage_pass_seconds"] - st["attention_seconds"] - st["non_attention_seconds"]) < 1e-9
+    assert st["matmul_tflop"] > 0
+print("ok")
+PY
+expect_error "missing --models" "--models is required" "$FOXEVAL" bench prefill --out "$tmp/x.json"
+expect_error "bad --models item" "--models: 'tiny': expected NAME=DIR" "$FOXEVAL" bench prefill --models tiny \
+  --out "$tmp/x.json"
+expect_error "bad --seq-lens" "--seq-lens: 1 is out of range" "$FOXEVAL" bench prefill --models tiny="$fx" --seq-lens 1 \
+  --out "$tmp/x.json"
+expect_error "bad --repeats" "--repeats" "$FOXEVAL" bench prefill --models tiny="$fx" --repeats 0 --out "$tmp/x.json"
+expect_error "no checkpoint" "does not exist" "$FOXEVAL" bench prefill --models tiny="$tmp/nope" --out "$tmp/x.json"
+[ ! -e "$tmp/x.json" ] && ok || bad "no result written by a refused run"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
