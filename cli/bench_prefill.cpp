@@ -130,8 +130,8 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
     auto model = load_model(dir, a.run);
     const ModelInfo& info = model->info();
     for (int64_t T : lens) {
-      at::manual_seed(static_cast<int64_t>(a.seed));
-      at::Tensor ids = at::randint(info.vocab_size, {1, T + 1}, at::TensorOptions().dtype(at::kLong));
+      // The same ids as the other model benches make (splitmix64), whatever torch's generator does.
+      at::Tensor ids = at::tensor(splitmix64_ids(a.seed, T + 1, info.vocab_size), at::kLong).view({1, T + 1});
       at::Tensor input = ids.slice(1, 0, T).to(device), labels = ids.slice(1, 1, T + 1).to(device);
       auto forward = [&] { return token_logprobs(*model, input, labels); };
       for (int64_t i = 0; i < a.warmup; ++i) (void)forward();

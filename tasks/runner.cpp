@@ -428,6 +428,13 @@ void Runner::check_finished() const {
     if (!finished_.count(items_[i].id)) throw Error(fmt::format("internal: {} item '{}' is not finished", task_, items_[i].id));
 }
 
+nlohmann::json Runner::shard_part(nlohmann::json payload, double elapsed) const {
+  std::vector<std::string> ids;
+  for (const WorkItem& it : items_) ids.push_back(it.id);
+  return task_part(task_, task_identity_, settings_.num_shards, settings_.shard_index, ids,
+                   with_pruning(std::move(payload), settings_.model), elapsed);
+}
+
 nlohmann::json Runner::complete(const ResultBuilder& build) {
   if (reducer_) throw Error(fmt::format("internal: {} runs in reducer mode: complete it with a finish", task_));
   check_finished();
@@ -454,10 +461,7 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
   const double elapsed = elapsed_seconds();
   nlohmann::json out;
   if (settings_.num_shards > 1) {
-    std::vector<std::string> ids;
-    for (const WorkItem& it : items_) ids.push_back(it.id);
-    out = task_part(task_, task_identity_, settings_.num_shards, settings_.shard_index, ids,
-                    with_pruning({{"records", records_}}, settings_.model), elapsed);
+    out = shard_part({{"records", records_}}, elapsed);
   } else {
     std::vector<nlohmann::json> ordered;
     ordered.reserve(items_.size());
@@ -502,10 +506,7 @@ nlohmann::json Runner::complete(const ReducerFinish& finish) {
   const double elapsed = elapsed_seconds();
   nlohmann::json out;
   if (settings_.num_shards > 1) {
-    std::vector<std::string> ids;
-    for (const WorkItem& it : items_) ids.push_back(it.id);
-    out = task_part(task_, task_identity_, settings_.num_shards, settings_.shard_index, ids,
-                    with_pruning({{"done", own_done_}, {"state", state_->to_json()}}, settings_.model), elapsed);
+    out = shard_part({{"done", own_done_}, {"state", state_->to_json()}}, elapsed);
   } else {
     if (carried_) state_->merge(*carried_);
     out = finish(identity_, *state_, elapsed);
