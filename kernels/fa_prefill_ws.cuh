@@ -52,6 +52,9 @@ FA_WGOP(__half, f16, 128)
 #undef FA_WGOP
 
 // NCWG consumer warpgroups of 64 query rows each, one producer warpgroup.
+// Lazy rescaling threshold (log2 units): probabilities stay below 2^8 = 256 (see softmax).
+constexpr float kLazyRescale = 8.f;
+
 template <int NCWG> struct WsLayout {
   static constexpr int kConsumerThreads = NCWG * 128;
   static constexpr int kThreads = kConsumerThreads + 128;
@@ -167,27 +170,33 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // running max (log2, true frame), sum
+  bool resc = true;  // does this block rescale O (warp-uniform, see softmax)
   float s[BN / 2];
   uint32_t pf[BN / 16][4];
 
+  // Descriptors: built once, then advanced by byte offsets added to their 14-bit
+  // address field (every operand lies below 256 KB of shared memory, so no carry leaves it). The
+  // warpgroup index goes through a shuffle so the compiler knows it is warp-uniform and keeps
+  // the descriptors in uniform registers.
+  const int wgu = __shfl_sync(0xffffffff, wg, 0);
+  const uint64_t dq0 = gmma_desc(sQ + wgu * 64 * 128, 16, 1024);
+  const uint64_t dk0 = gmma_desc(sK0, 16, 1024);
+  // V is an MN-major operand: LBO = stride between 64-wide d blocks, SBO = between 8-key groups.
+  const uint64_t dv0 = gmma_desc(sV0, BN * 128, 1024);
+  auto desc_at = [](uint64_t d, uint32_t bytes) {
+    return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
+  };
   auto issue_s = [&](int st) {
-    const uint32_t sK = sK0 + st * TILE;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-      const uint32_t koff = (kk & 3) << 5;
-      const uint64_t da = gmma_desc(sQ + (kk >> 2) * (BM * 128) + wg * 64 * 128 + koff, 16, 1024);
-      const uint64_t db = gmma_desc(sK + (kk >> 2) * (BN * 128) + koff, 16, 1024);
-      WgOp<T, BN>::ss(s, da, db, kk > 0 ? 1 : 0);
+      const uint32_t koff = (kk & 3) << 5;  // 16 columns = 32 bytes within a 64-column block
+      WgOp<T, BN>::ss(s, desc_at(dq0, (kk >> 2) * (BM * 128) + koff), desc_at(dk0, st * TILE + (kk >> 2) * (BN * 128) + koff),
+                      kk > 0 ? 1 : 0);
     }
   };
   auto issue_pv = [&](int st) {
-    const uint32_t sV = sV0 + st * TILE;
 #pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      // MN-major operand: LBO = stride between 64-wide d blocks, SBO = stride between 8-key groups.
-      const uint64_t dv = gmma_desc(sV + kk * 16 * 128, BN * 128, 1024);
-      WgOp<T, D>::rs(o, pf[kk], dv);
-    }
+    for (int kk = 0; kk < BN / 16; ++kk) WgOp<T, D>::rs(o, pf[kk], desc_at(dv0, st * TILE + kk * 16 * 128));
   };
   // Scores of block `it` (slot st) -> probabilities in place; sc = rescale factor for O.
   auto softmax = [&](int it, int st, float& sc0, float& sc1) {
@@ -224,24 +233,40 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
         }
       }
     }
-    float mx0 = -INFINITY, mx1 = -INFINITY;
+    // Row maxima as trees: log2(BN/8) dependent steps instead of BN/8 (max is exact in any order).
+    float a[BN / 8], b[BN / 8];
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
-      mx0 = fmaxf(mx0, fmaxf(s[4 * j], s[4 * j + 1]));
-      mx1 = fmaxf(mx1, fmaxf(s[4 * j + 2], s[4 * j + 3]));
+      a[j] = fmaxf(s[4 * j], s[4 * j + 1]);
+      b[j] = fmaxf(s[4 * j + 2], s[4 * j + 3]);
     }
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffff, mx0, 1));
+#pragma unroll
+    for (int step = 1; step < BN / 8; step *= 2) {  // a fixed trip count, so it unrolls
+#pragma unroll
+      for (int j = 0; j + step < BN / 8; j += 2 * step) {
+        a[j] = fmaxf(a[j], a[j + step]);
+        b[j] = fmaxf(b[j], b[j + step]);
+      }
+    }
+    float mx0 = a[0], mx1 = b[0];
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffff, mx0, 1));  // the 4 lanes of a row
     mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffff, mx0, 2));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffff, mx1, 1));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffff, mx1, 2));
-    // New running max in the true frame (score + r); -inf while every key so far is masked.
-    const float nm0 = fmaxf(m0, mx0 + r0), nm1 = fmaxf(m1, mx1 + r1);
-    sc0 = fast_exp2(m0 - (nm0 == -INFINITY ? 0.f : nm0));
-    sc1 = fast_exp2(m1 - (nm1 == -INFINITY ? 0.f : nm1));
-    m0 = nm0;
-    m1 = nm1;
-    const float mu0 = nm0 == -INFINITY ? 0.f : nm0 - r0;  // subtrahend in this block's frame
-    const float mu1 = nm1 == -INFINITY ? 0.f : nm1 - r1;
+    // Lazy rescaling: the running max m (true frame) moves only when this block's maximum exceeds
+    // it by more than kLazyRescale (log2 units), so probabilities stay below 2^kLazyRescale (exact
+    // in fp32, bf16 and fp16) and O is rescaled in few blocks: going back from the diagonal, older
+    // keys rarely raise the maximum. Whether to rescale is decided per warp, so the skip is a
+    // uniform branch. m is -inf while every key so far is masked.
+    const float b0 = mx0 + r0, b1 = mx1 + r1;
+    const bool up0 = b0 > m0 + kLazyRescale, up1 = b1 > m1 + kLazyRescale;
+    resc = __any_sync(0xffffffff, up0 || up1);
+    sc0 = up0 ? fast_exp2(m0 - b0) : 1.f;  // m0 = -inf: 0, and O and l are still 0
+    sc1 = up1 ? fast_exp2(m1 - b1) : 1.f;
+    if (up0) m0 = b0;
+    if (up1) m1 = b1;
+    const float mu0 = m0 == -INFINITY ? 0.f : m0 - r0;  // subtrahend in this block's frame
+    const float mu1 = m1 == -INFINITY ? 0.f : m1 - r1;
     float rs0 = 0.f, rs1 = 0.f;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
@@ -252,16 +277,18 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
       rs0 += s[4 * j] + s[4 * j + 1];
       rs1 += s[4 * j + 2] + s[4 * j + 3];
     }
-    l0 = l0 * sc0 + rs0;
-    l1 = l1 * sc1 + rs1;
+    l0 = (resc ? l0 * sc0 : l0) + rs0;
+    l1 = (resc ? l1 * sc1 : l1) + rs1;
   };
   auto rescale_pack = [&](float sc0, float sc1) {
+    if (resc) {
 #pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      o[4 * i] *= sc0;
-      o[4 * i + 1] *= sc0;
-      o[4 * i + 2] *= sc1;
-      o[4 * i + 3] *= sc1;
+      for (int i = 0; i < D / 8; ++i) {
+        o[4 * i] *= sc0;
+        o[4 * i + 1] *= sc0;
+        o[4 * i + 2] *= sc1;
+        o[4 * i + 3] *= sc1;
+      }
     }
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
