@@ -1,4 +1,4 @@
-// Element types of the fused elementwise kernels (causal_conv.cu, mamba2_glue.cu): fp32 <->
+// Element types of the fused elementwise kernels (causal_conv.cu, mamba2_glue.cu, fused_glue.cu, ...): fp32 <->
 // bf16/fp16 conversions on the device (round to nearest even), and the host-side dispatch over
 // the three float dtypes.
 #pragma once
@@ -44,6 +44,30 @@ __device__ __forceinline__ void unpack_bf16x8(const uint4& u, float* f) {
     f[2 * i] = t.x;
     f[2 * i + 1] = t.y;
   }
+}
+
+// 8 elements from / to a 16-byte aligned pointer (fp32: two 16-byte accesses).
+__device__ __forceinline__ void load8(const float* p, float* v) {
+  const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
+  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+  v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+}
+__device__ __forceinline__ void load8(const bf16* p, float* v) {
+  cuda_types::unpack_bf16x8(*reinterpret_cast<const uint4*>(p), v);
+}
+__device__ __forceinline__ void store8(float* p, const float* v) {
+  reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+  reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+}
+__device__ __forceinline__ void store8(bf16* p, const float* v) {
+  uint4 u;
+  uint32_t* w = reinterpret_cast<uint32_t*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+    w[i] = *reinterpret_cast<uint32_t*>(&h);
+  }
+  *reinterpret_cast<uint4*>(p) = u;
 }
 
 // Activations with torch's formulas (IEEE division, expf), so fused kernels give its bits.

@@ -24,4 +24,11 @@ inline bool fused_projection_on() {
   return on;
 }
 
+// FOXEVAL_PREFILL_PREP: a prefill's q/k/v glue and forget-gate scan in their one-pass kernels
+// (kernels/fox_prefill_prep.h, kernels/fgate_scan.h) rather than the separate glue kernels.
+inline bool prefill_prep_on() {
+  static const bool on = env_switch_on("FOXEVAL_PREFILL_PREP");
+  return on;
+}
+
 }  // namespace foxeval

@@ -23,6 +23,7 @@
 #include "kernels/cuda_types.cuh"
 #include "kernels/env_switch.h"
 #include "kernels/pdl.cuh"
+#include "kernels/glue_layout.h"
 
 namespace foxeval {
 namespace {
@@ -35,29 +36,8 @@ using cuda_types::bf16;
 using cuda_types::from_f;
 using cuda_types::to_f;
 
-// 8 elements from a 16-byte aligned pointer.
-__device__ __forceinline__ void load8(const float* p, float* v) {
-  const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
-  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
-  v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
-}
-__device__ __forceinline__ void load8(const bf16* p, float* v) {
-  cuda_types::unpack_bf16x8(*reinterpret_cast<const uint4*>(p), v);
-}
-__device__ __forceinline__ void store8(float* p, const float* v) {
-  reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
-  reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
-}
-__device__ __forceinline__ void store8(bf16* p, const float* v) {
-  uint4 u;
-  uint32_t* w = reinterpret_cast<uint32_t*>(&u);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
-    w[i] = *reinterpret_cast<uint32_t*>(&h);
-  }
-  *reinterpret_cast<uint4*>(p) = u;
-}
+using cuda_types::load8;
+using cuda_types::store8;
 
 // N elements at p (N = 8 vectorized, or up to `valid` scalars, the rest 0).
 template <bool VEC, typename T>
@@ -282,25 +262,6 @@ bool fdtype(at::ScalarType t) { return t == at::kFloat || t == at::kBFloat16; }
 bool enabled() { return fused_glue_on(); }
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// The row stride of t read as [rows, size(-1)]: rows evenly spaced, the last dim contiguous, no
-// overlap (a column slice of a wider matrix, such as one part of the fused input projection's
-// output, qualifies); -1 otherwise, and the caller makes t contiguous.
-int64_t uniform_row_stride(const at::Tensor& t) {
-  if (t.dim() == 0 || t.stride(-1) != 1) return -1;
-  int64_t rs = -1, span = 1;  // span: rows covered by the dims inside the current one
-  for (int64_t d = t.dim() - 2; d >= 0; --d) {
-    if (t.size(d) == 1) continue;  // a size-1 dim's stride is never used
-    if (rs < 0) {
-      rs = t.stride(d);
-    } else if (t.stride(d) != rs * span) {
-      return -1;
-    }
-    span *= t.size(d);
-  }
-  if (rs < 0) return t.size(-1);  // a single row
-  return rs >= t.size(-1) ? rs : -1;
-}
-
 // t itself when its rows are evenly spaced, else a contiguous copy; `rs` gets the row stride.
 at::Tensor rows_of(const at::Tensor& t, int64_t& rs) {
   rs = uniform_row_stride(t);
@@ -330,10 +291,6 @@ int elementwise_blocks(int64_t total, int threads) {
 }
 
 // Shared launcher of the row kernel. x_in: the tensor read (delta when resid is defined).
-// A [B, T, H, Dh] tensor over a new head-major [B, H, T, Dh] buffer.
-at::Tensor empty_head_major(int64_t B, int64_t T, int64_t H, int64_t Dh, const at::TensorOptions& opts) {
-  return at::empty({B, H, T, Dh}, opts.memory_format(at::MemoryFormat::Contiguous)).permute({0, 2, 1, 3});
-}
 
 // head_major: x is [B, T, D] and y comes back as [B, T, G, D / G] over a [B, G, T, D / G] buffer.
 at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, const at::Tensor& weight,

@@ -10,8 +10,10 @@
 
 #include "data/errors.h"
 #include "kernels/env_switch.h"
+#include "kernels/fgate_scan.h"
 #include "kernels/forgetting_attention.h"
 #include "kernels/fox_decode.h"
+#include "kernels/fox_prefill_prep.h"
 #include "kernels/fused_glue.h"
 #include "kernels/gemv.h"
 #include "models/fox/fox_config.h"
@@ -414,6 +416,15 @@ class ForgettingTransformer : public CausalLM {
       info_.settings.emplace_back("log_pruning_tolerance", fmt::format("{}", cfg_.log_pruning_tolerance));
   }
 
+  // The shift state after a prefill of proj [B, T, kv]: its last token (zero where padded), a copy:
+  // a view would keep the whole fused projection alive with it.
+  static at::Tensor next_shift_state(const at::Tensor& proj, const at::Tensor& pad_mask) {
+    const int64_t T = proj.size(1);
+    at::Tensor last = proj.select(1, T - 1);
+    if (pad_mask.defined()) last = last.masked_fill(pad_mask.select(1, T - 1).unsqueeze(-1), 0.0);
+    return last.clone(at::MemoryFormat::Contiguous);
+  }
+
   // The data-dependent token shift (FoX Pro) of a k or v projection `out` [B, T, kv]:
   //   out_t = alpha_t * proj_{t-1} + (1 - alpha_t) * proj_t,  alpha = sigmoid(alpha_logit), per head.
   // The previous projection of the first token is the state's (zero at the sequence start,
@@ -434,11 +445,7 @@ class ForgettingTransformer : public CausalLM {
         mixed = fused_token_shift(out_in, alpha_logit, prev, pad_mask, head_major);
       }
       if (mixed.defined()) {
-        if (shift_state) {
-          at::Tensor last = out_in.select(1, T - 1);
-          *shift_state = pad_mask.defined() ? keep(last.masked_fill(pad_mask.select(1, T - 1).unsqueeze(-1), 0.0))
-                                            : keep(last);
-        }
+        if (shift_state) *shift_state = next_shift_state(out_in, pad_mask);
         return mixed;
       }
     }
@@ -483,6 +490,50 @@ class ForgettingTransformer : public CausalLM {
     if (cfg_.use_v_shift) p.v_shift_logit = foxeval::linear(h, a.v_shift_proj);
     if (full_gate) p.fgate_logit = foxeval::linear(h, a.fgate_weight, a.fgate_bias);
     return p;
+  }
+
+  // A GPU prefill's token shift, qk-norm and rotary in one kernel (kernels/fox_prefill_prep.h), the
+  // same bits as the separate kernels: sets q, k, v ([B, T, H, Dh] over head-major buffers) and the
+  // shift states, and returns true; false (nothing changed) where the kernel does not apply.
+  bool prepare_qkv(const AttentionWeights& a, const InputProjections& in, const at::Tensor& positions,
+                   const at::Tensor& pad_mask, LayerState* ls, at::Tensor& q, at::Tensor& k, at::Tensor& v) {
+    const bool any = cfg_.qk_norm || cfg_.use_k_shift || cfg_.use_v_shift;
+    if (!any || !prefill_prep_on() || !in.q.is_cuda() || cfg_.num_kv_heads != cfg_.num_heads) return false;
+    FoxPrefillPrep p;
+    p.q = in.q;
+    p.k = in.k;
+    p.v = in.v;
+    if (cfg_.use_k_shift) {
+      p.k_shift_logit = in.k_shift_logit;
+      if (ls && ls->k_shift.defined()) p.k_prev = ls->k_shift;
+    }
+    if (cfg_.use_v_shift) {
+      p.v_shift_logit = in.v_shift_logit;
+      if (ls && ls->v_shift.defined()) p.v_prev = ls->v_shift;
+    }
+    p.pad_mask = pad_mask;
+    if (cfg_.qk_norm) {  // the official GroupNorm default eps
+      p.q_norm = a.q_norm;
+      p.k_norm = a.k_norm;
+      p.norm_eps = 1e-5;
+    }
+    if (cfg_.use_rope) {
+      p.positions = positions;
+      p.inv_freq = inv_freq_;
+    }
+    p.heads = cfg_.num_heads;
+    FoxPrefillQKV r;
+    {
+      StageTimer timer("qkv_prep");
+      r = fox_prefill_prep(p);
+    }
+    if (!r.q.defined()) return false;
+    if (ls && cfg_.use_k_shift) ls->k_shift = next_shift_state(in.k, pad_mask);
+    if (ls && cfg_.use_v_shift) ls->v_shift = next_shift_state(in.v, pad_mask);
+    q = r.q;
+    k = r.k;
+    v = r.v;
+    return true;
   }
 
   // NeoX-style rotary embedding at per-row positions [B, T]; x is [B, T, H, D].
@@ -603,17 +654,19 @@ class ForgettingTransformer : public CausalLM {
     if (seq_start.defined()) pad_mask = positions < 0;
     const InputProjections in = project_inputs(a, h);
     at::Tensor q = in.q, k = in.k, v = in.v;
+    // A GPU prefill makes q, k and v in one kernel (shift, qk-norm, rotary); `prepared` says so.
+    const bool prepared = !sl && prepare_qkv(a, in, positions, pad_mask, ls, q, k, v);
     if (sl) {
       if (cfg_.use_k_shift) k = shift_mix_slot(k, in.k_shift_logit, sl->k_shift);
       if (cfg_.use_v_shift) v = shift_mix_slot(v, in.v_shift_logit, sl->v_shift);
-    } else {
+    } else if (!prepared) {
       // q, k and v reach the attention kernel head-major where the kernel that makes them last can
       // write it so (k's last is the qk-norm when there is one); one KV head per head only.
       const bool hm = Hkv == H;
       if (cfg_.use_k_shift) k = shift_mix(k, in.k_shift_logit, ls ? &ls->k_shift : nullptr, pad_mask, hm && !cfg_.qk_norm);
       if (cfg_.use_v_shift) v = shift_mix(v, in.v_shift_logit, ls ? &ls->v_shift : nullptr, pad_mask, hm);
     }
-    if (cfg_.qk_norm) {
+    if (cfg_.qk_norm && !prepared) {
       StageTimer timer("qk_norm");
       const bool hm = !sl;  // a decode step's single token has no layout to choose
       // the official GroupNorm default eps
@@ -623,7 +676,7 @@ class ForgettingTransformer : public CausalLM {
     q = q.view({B, T, H, D});
     k = k.view({B, T, Hkv, D});
     v = v.view({B, T, Hkv, D});
-    if (cfg_.use_rope) {
+    if (cfg_.use_rope && !prepared) {
       StageTimer timer("rotary");
       q = rotary(q, positions);
       k = rotary(k, positions);
@@ -635,10 +688,14 @@ class ForgettingTransformer : public CausalLM {
     at::Tensor cum;
     if (!no_c) {
       StageTimer timer("forget_gate");
-      const at::Tensor lf = log_fgate(a, h, in.fgate_logit);  // [B, T, H] fp32
-      if (capture_ && !sl) capture(layer, lf, q, k);
-      cum = T == 1 ? lf.reshape({B, H, 1})                          // [B, 1, H] is [B, H, 1] in memory
-                   : at::cumsum(lf.transpose(1, 2).contiguous(), -1);  // [B, H, T]
+      // On the GPU one scan kernel (kernels/fgate_scan.h) unless the capture needs log f itself.
+      if (T > 1 && !capture_ && cfg_.fgate_type == "full" && h.is_cuda() && prefill_prep_on()) cum = fused_log_fgate_cumsum(in.fgate_logit);
+      if (!cum.defined()) {
+        const at::Tensor lf = log_fgate(a, h, in.fgate_logit);  // [B, T, H] fp32
+        if (capture_ && !sl) capture(layer, lf, q, k);
+        cum = T == 1 ? lf.reshape({B, H, 1})                          // [B, 1, H] is [B, H, 1] in memory
+                     : at::cumsum(lf.transpose(1, 2).contiguous(), -1);  // [B, H, T]
+      }
     } else if (capture_) {
       capture(layer, at::Tensor(), q, k);
     }
