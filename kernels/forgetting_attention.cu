@@ -159,11 +159,13 @@ void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at:
 
 // Layouts (measurements in kernels/NOTES.md): head dim 64 runs 3 consumer warpgroups (192 query
 // rows share each K/V block) in ping-pong; head dim 128 needs 240 registers per consumer thread,
-// so it runs 2 warpgroups, without ping-pong (slower there).
+// so it runs 2 warpgroups, without ping-pong (slower there). K/V stages: 4 at head dim 64 and 3 at
+// 128 (232,040 of the 232,448 bytes of shared memory a block may have): 1-2% faster in the 760M
+// models at 64k than 3 and 2 (same-call A/B, 2026-11-25).
 template <typename T, int D, bool GATE>
 void launch_prefill_ws(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
-  if constexpr (D == 64) launch_prefill_ws_cfg<T, D, 128, 3, 3, true, GATE>(p, stream, fopts);
-  else launch_prefill_ws_cfg<T, D, 128, 2, 2, false, GATE>(p, stream, fopts);
+  if constexpr (D == 64) launch_prefill_ws_cfg<T, D, 128, 4, 3, true, GATE>(p, stream, fopts);
+  else launch_prefill_ws_cfg<T, D, 128, 3, 2, false, GATE>(p, stream, fopts);
 }
 
 // Prefill kernel choice. Default on sm_90: the warp-specialized TMA kernel (ws); elsewhere the
