@@ -113,15 +113,23 @@ std::vector<int64_t> splitmix64_ids(uint64_t seed, int64_t n, int64_t vocab) {
   return ids;
 }
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(',', start), s.size());
+    out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> parse_named_dirs(const std::string& s, const char* flag,
                                                                   const std::vector<std::string>& allowed) {
   std::string names;
   for (const auto& n : allowed) names += (names.empty() ? "" : ", ") + n;
   std::vector<std::pair<std::string, std::string>> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t end = std::min(s.find(',', start), s.size());
-    const std::string item = s.substr(start, end - start);
+  for (const std::string& item : split_commas(s)) {
     const size_t eq = item.find('=');
     const bool known = allowed.empty() || (eq != std::string::npos &&
                                            std::find(allowed.begin(), allowed.end(), item.substr(0, eq)) != allowed.end());
@@ -130,7 +138,6 @@ std::vector<std::pair<std::string, std::string>> parse_named_dirs(const std::str
                       ? fmt::format("{}: '{}': expected NAME=DIR (NAME labels the rows)", flag, item)
                       : fmt::format("{}: '{}': expected FAMILY=DIR with FAMILY one of {}", flag, item, names));
     out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    start = end + 1;
   }
   return out;
 }

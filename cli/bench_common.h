@@ -43,6 +43,10 @@ std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag)
 // (scripts/bench_recurrent_anchor.py splitmix64_ids), so both sides read the same documents.
 std::vector<int64_t> splitmix64_ids(uint64_t seed, int64_t n, int64_t vocab);
 
+// The items of a comma-separated flag value, empty ones included ("" is one empty item), for the
+// caller to check one by one.
+std::vector<std::string> split_commas(const std::string& s);
+
 // "NAME=DIR,NAME=DIR,...": the --models list of the model benches, in order. `allowed` (when not
 // empty) are the names a bench takes; errors name the flag and the item.
 std::vector<std::pair<std::string, std::string>> parse_named_dirs(const std::string& s, const char* flag,

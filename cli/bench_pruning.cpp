@@ -59,15 +59,11 @@ struct BenchPruningArgs {
 // "a,b,c" of finite numbers; errors name the flag.
 std::vector<double> parse_number_list(const std::string& s, const char* flag) {
   std::vector<double> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t end = std::min(s.find(',', start), s.size());
-    const std::string item = s.substr(start, end - start);
+  for (const std::string& item : split_commas(s)) {
     double v = 0;
     if (!detail::parse_double(item, v) || !std::isfinite(v))
       throw Error(fmt::format("{}: '{}' is not a number (a comma-separated list, e.g. -10,-5)", flag, detail::shown(item)));
     out.push_back(v);
-    start = end + 1;
   }
   return out;
 }

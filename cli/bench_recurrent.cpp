@@ -59,15 +59,9 @@ struct BenchRecurrentArgs {
 };
 
 std::vector<std::string> parse_impls(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t end = std::min(s.find(',', start), s.size());
-    const std::string impl = s.substr(start, end - start);
+  std::vector<std::string> out = split_commas(s);
+  for (const std::string& impl : out)
     if (impl != "kernel" && impl != "aten") throw Error(fmt::format("--impls: '{}': expected kernel and/or aten", impl));
-    out.push_back(impl);
-    start = end + 1;
-  }
   return out;
 }
 

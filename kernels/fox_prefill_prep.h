@@ -39,7 +39,7 @@ struct FoxPrefillQKV {
 };
 
 // Undefined tensors when the kernel does not take these arguments (CPU tensors, a dtype other
-// than fp32/bf16, Dh not a multiple of 16 or above 256, unaligned rows, FOXEVAL_FUSED_GLUE=0):
+// than fp32/bf16, Dh not one of 16, 32, 64, 128, 256, rows not 16-byte aligned, FOXEVAL_FUSED_GLUE=0):
 // the caller then runs the separate kernels.
 FoxPrefillQKV fox_prefill_prep(const FoxPrefillPrep& a);
 

@@ -176,11 +176,11 @@ class Runner {
   void save_state() const;
   void after_finish(const std::string& id, double work);
   void check_finished() const;
-  // The exchange at the end of a distributed run: every rank posts `mine`; rank 0 gets the other
-  // ranks' posts, builds and writes the result with `build_all` and hands it to every rank.
   // This shard's part file content (--num-shards > 1): the payload with the model's pruning
   // counts, under the shard's header and item ids.
   nlohmann::json shard_part(nlohmann::json payload, double elapsed) const;
+  // The exchange at the end of a distributed run: every rank posts `mine`; rank 0 gets the other
+  // ranks' posts, builds and writes the result with `build_all` and hands it to every rank.
   nlohmann::json complete_distributed(
       const nlohmann::json& mine,
       const std::function<nlohmann::json(const std::vector<nlohmann::json>& others, double elapsed)>& build_all);

@@ -435,8 +435,6 @@ class ForgettingTransformer : public CausalLM {
   at::Tensor shift_mix(const at::Tensor& out_in, const at::Tensor& alpha_logit, at::Tensor* shift_state,
                        const at::Tensor& pad_mask, bool head_major = false) {
     const int64_t B = out_in.size(0), T = out_in.size(1), H = cfg_.num_heads;
-    // The new state is a copy: a view would keep the whole fused projection alive with it.
-    auto keep = [](const at::Tensor& t) { return t.clone(at::MemoryFormat::Contiguous); };
     if (out_in.is_cuda()) {  // one fused kernel for mask, sigmoid, shift and mix
       at::Tensor prev = (shift_state && shift_state->defined()) ? *shift_state : at::Tensor();
       at::Tensor mixed;
@@ -456,7 +454,7 @@ class ForgettingTransformer : public CausalLM {
                                                                     : at::zeros({B, 1, H, cur.size(3)}, cur.options());
     at::Tensor prev = at::cat({first_prev, cur.slice(1, 0, T - 1)}, 1);
     at::Tensor mixed = (alpha * prev + (1.0 - alpha) * cur).to(out.scalar_type()).view({B, T, -1});
-    if (shift_state) *shift_state = keep(out.select(1, T - 1));
+    if (shift_state) *shift_state = next_shift_state(out_in, pad_mask);
     return mixed;
   }
 
@@ -689,7 +687,8 @@ class ForgettingTransformer : public CausalLM {
     if (!no_c) {
       StageTimer timer("forget_gate");
       // On the GPU one scan kernel (kernels/fgate_scan.h) unless the capture needs log f itself.
-      if (T > 1 && !capture_ && cfg_.fgate_type == "full" && h.is_cuda() && prefill_prep_on()) cum = fused_log_fgate_cumsum(in.fgate_logit);
+      if (T > 1 && !capture_ && cfg_.fgate_type == "full" && h.is_cuda() && prefill_prep_on())
+        cum = fused_log_fgate_cumsum(in.fgate_logit);
       if (!cum.defined()) {
         const at::Tensor lf = log_fgate(a, h, in.fgate_logit);  // [B, T, H] fp32
         if (capture_ && !sl) capture(layer, lf, q, k);
