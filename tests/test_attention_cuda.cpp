@@ -4,6 +4,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <doctest/doctest.h>  // after ATen: c10's glog-style CHECK must not replace doctest's
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -69,6 +70,7 @@ struct Case {
   double gate_bias = 3.0;   // log f = logsigmoid(randn + bias): 0 strong, 5 weak decay
   bool left_pad = false;
   bool strided_q = false;   // q as a [B, T, H, D] view
+  double early_key_scale = 1.0;  // keys 0..63 times this: old keys far above the running maxima
 };
 
 AttentionArgs make_args(const Case& c, uint64_t seed) {
@@ -81,6 +83,7 @@ AttentionArgs make_args(const Case& c, uint64_t seed) {
     a.q = at::randn({c.B, c.H, c.Tq, c.D}, opts);
   a.k = at::randn({c.B, c.Hkv, c.Tk, c.D}, opts);
   a.v = at::randn({c.B, c.Hkv, c.Tk, c.D}, opts);
+  if (c.early_key_scale != 1.0) a.k.narrow(2, 0, std::min<int64_t>(64, c.Tk)).mul_(c.early_key_scale);
   if (c.gate) {
     auto f = at::randn({c.B, c.H, c.Tk}, opts.dtype(at::kFloat)) + c.gate_bias;
     a.cum_log_fgate = at::log_sigmoid(f).cumsum(-1);
@@ -167,6 +170,29 @@ TEST_CASE("forgetting attention cuda: prefill matches fp64") {
   c.name = "prefill d64 fp16 plain causal T=4099";
   c.B = 1; c.H = 2; c.Hkv = 2; c.Tq = c.Tk = 4099; c.dtype = at::kHalf; c.gate = false;
   check_case(c);
+}
+
+// The Hopper kernel's gated softmax takes a block's probabilities in the running maxima's frame
+// without this block's maxima, and falls back to computing S again and the exact path where a
+// block raises them (row sums over 2^15, or inf). Keys 0..63 scaled up make the oldest key block
+// (the last one visited) exceed the frame by about 10 (x3), 100 (x30) and 350 (x100, past fp32's
+// exp2 range: inf) log2 units, with a gate that barely decays.
+TEST_CASE("forgetting attention cuda: gated prefill where old keys raise the running maxima") {
+  SKIP_WITHOUT_CUDA();
+  Case c;
+  c.B = 1; c.H = 2; c.Hkv = 2; c.Tq = c.Tk = 1500; c.gate_bias = 8.0;
+  for (double scale : {3.0, 30.0, 100.0}) {
+    for (int64_t D : {64, 128}) {
+      for (auto dt : {at::kBFloat16, at::kHalf}) {
+        c.name = "prefill d" + std::to_string(D) + (dt == at::kHalf ? " fp16" : " bf16") + " early keys x" +
+                 std::to_string(static_cast<int>(scale));
+        c.D = D;
+        c.dtype = dt;
+        c.early_key_scale = scale;
+        check_case(c);
+      }
+    }
+  }
 }
 
 TEST_CASE("forgetting attention cuda: decode matches fp64") {
