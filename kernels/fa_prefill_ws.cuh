@@ -229,13 +229,13 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   auto softmax = [&](int it, int st, float& sc0, float& sc1) {
     const int kb0 = (n_end - 1 - it) * BN;
     const float* sc = sC_gen + st * BN;
-    float r0 = 0.f, r1 = 0.f;
+    const float cr = GATE ? sc[0] : 0.f;  // c of the block's first key
+    const float r0 = GATE ? ci0 - cr : 0.f, r1 = GATE ? ci1 - cr : 0.f;
     const bool need_mask = (kb0 + BN - 1 > off + q0) || (kb0 < ss) || (kb0 + BN > Tk);
     // Scores to the log2 domain with the gate's column term (GATE; without it the scale is
     // folded into the exponent below), masked.
     auto bias_mask = [&]() {
       if (GATE) {
-        const float cr = sc[0];
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
           const float2 cj = *reinterpret_cast<const float2*>(sc + j * 8 + 2 * tq);
@@ -259,20 +259,8 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
         }
       }
     };
-    if (GATE) {
-      const float cr = sc[0];
-      r0 = ci0 - cr;
-      r1 = ci1 - cr;
-    }
-    bias_mask();
-    if (OPT && frames) {
-      // Optimistic: the running maxima stand (going back from the diagonal, older keys rarely
-      // raise them), so the probabilities come without this block's maxima. Checked after the
-      // fact: every thread's row sums must stay at or below kOptimisticMax, which bounds each
-      // probability (for fp16 P too). Where one does not (or is inf or NaN), the warpgroup computes
-      // S again (the K slot is still held) and takes the exact path below.
-      const float mu0 = m0 - r0, mu1 = m1 - r1;
-      float rs0 = 0.f, rs1 = 0.f;
+    // Gated scores -> exp2(t - mu) in place, and this thread's row sums.
+    auto exp_gated = [&](float mu0, float mu1, float& rs0, float& rs1) {
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
         s[4 * j] = fast_exp2(s[4 * j] - mu0);
@@ -282,6 +270,16 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
         rs0 += s[4 * j] + s[4 * j + 1];
         rs1 += s[4 * j + 2] + s[4 * j + 3];
       }
+    };
+    bias_mask();
+    if (OPT && frames) {
+      // Optimistic: the running maxima stand (going back from the diagonal, older keys rarely
+      // raise them), so the probabilities come without this block's maxima. Checked after the
+      // fact: every thread's row sums must stay at or below kOptimisticMax, which bounds each
+      // probability (for fp16 P too). Where one does not (or is inf or NaN), the warpgroup computes
+      // S again (the K slot is still held) and takes the exact path below.
+      float rs0 = 0.f, rs1 = 0.f;
+      exp_gated(m0 - r0, m1 - r1, rs0, rs1);
       if (!warpgroup_any(!(rs0 <= kOptimisticMax) || !(rs1 <= kOptimisticMax), kVoteBarrier + wg)) {
         resc = false;
         sc0 = sc1 = 1.f;
@@ -334,21 +332,18 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     const float mu0 = m0 == -INFINITY ? 0.f : m0 - r0;  // subtrahend in this block's frame
     const float mu1 = m1 == -INFINITY ? 0.f : m1 - r1;
     float rs0 = 0.f, rs1 = 0.f;
+    if (GATE) {
+      exp_gated(mu0, mu1, rs0, rs1);
+    } else {  // the scale and the maximum in one FMA (FlashAttention-3's softmax)
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      if (!GATE) {  // the scale and the maximum in one FMA (FlashAttention-3's softmax)
+      for (int j = 0; j < BN / 8; ++j) {
         s[4 * j] = fast_exp2(fmaf(s[4 * j], sl2, -mu0));
         s[4 * j + 1] = fast_exp2(fmaf(s[4 * j + 1], sl2, -mu0));
         s[4 * j + 2] = fast_exp2(fmaf(s[4 * j + 2], sl2, -mu1));
         s[4 * j + 3] = fast_exp2(fmaf(s[4 * j + 3], sl2, -mu1));
-      } else {
-        s[4 * j] = fast_exp2(s[4 * j] - mu0);
-        s[4 * j + 1] = fast_exp2(s[4 * j + 1] - mu0);
-        s[4 * j + 2] = fast_exp2(s[4 * j + 2] - mu1);
-        s[4 * j + 3] = fast_exp2(s[4 * j + 3] - mu1);
+        rs0 += s[4 * j] + s[4 * j + 1];
+        rs1 += s[4 * j + 2] + s[4 * j + 3];
       }
-      rs0 += s[4 * j] + s[4 * j + 1];
-      rs1 += s[4 * j + 2] + s[4 * j + 3];
     }
     l0 = (resc ? l0 * sc0 : l0) + rs0;
     l1 = (resc ? l1 * sc1 : l1) + rs1;
