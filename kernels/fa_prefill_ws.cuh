@@ -20,18 +20,19 @@
 // S = Q K^T reads Q and K K-major; P stays in registers (the wgmma accumulator layout is the
 // A-fragment layout); O += P V reads V as an MN-major (transposed) operand.
 //
-// Gate: the gate values arrive pre-multiplied by log2(e) (cpad, [B*H, tpad] fp32). The bias
-// c_i - c_j is split around c_r = c of the block's first key: the column term n_j = c_r - c_j
-// is folded into the score with one FMA, the row term r_i = c_i - c_r into the row maximum, so
-// the gate costs one FMA per score. Each term is rounded at the magnitude of a bias, never at
-// the magnitude of c itself (which reaches -1e4 at long context).
+// Gate: the gate values arrive pre-multiplied by log2(e) (cpad, [B*H, tpad] fp32). Of the bias
+// c_i - c_j only the column term -c_j is applied: the row term is the same for all of a row's
+// keys and cancels in the softmax, so each row keeps its running maximum without it (a
+// "gate-free frame" f_i) and the gate costs one FADD per column, c_j + f_i, which is exact where
+// the probability matters (the two are then within a few hundred log2 units of each other), so
+// nothing is rounded at the magnitude of c (-1e4 at long context).
 //
 // The loop is limited by instruction issue, so each FP32 instruction per score counts (~7% each
-// at head dim 64, kernels/NOTES.md). Without the gate, the maxima are taken over the raw scores
-// and the scale enters the exponent's FMA (FlashAttention-3's softmax). With it (head dim 64), a
-// block's probabilities are first taken in the running maxima's frame without this block's
-// maxima (the optimistic softmax), checked by their row sums, and computed exactly only where a
-// block raised the maxima.
+// at head dim 64, kernels/NOTES.md). The optimistic softmax takes a block's probabilities in the
+// running frames without this block's maxima, checks them by their row sums, and computes them
+// exactly (maxima first) only where a block raised a maximum. A thread's two rows share one
+// frame where they can (bf16 with the gate), so one FADD serves both rows' column term. Per
+// score, in the optimistic path: FFMA + MUFU + FADD (row sum), plus FADD / 2 with the gate.
 #pragma once
 #include "fa_common.cuh"
 #include "fa_prefill.cuh"
@@ -39,6 +40,8 @@
 #include "fa_wgmma.cuh"
 
 #include <cuda.h>
+
+#include <type_traits>
 
 namespace foxeval::fa {
 
@@ -64,6 +67,10 @@ constexpr float kLazyRescale = 8.f;
 // The optimistic softmax's bound on a thread's row sum of probabilities (so on each of them):
 // 2^15, below fp16's largest value.
 constexpr float kOptimisticMax = 32768.f;
+// Tied frames (see the consumer's softmax): how far (log2 units) a row's own maximum may lie
+// below its thread's shared frame. Its probabilities then reach down to 2^-(kTieGap + 24) at
+// fp32's precision, far above bf16's and fp32's smallest normal numbers (2^-126).
+constexpr float kTieGap = 64.f;
 
 template <int NCWG> struct WsLayout {
   static constexpr int kConsumerThreads = NCWG * 128;
@@ -105,10 +112,14 @@ __device__ __forceinline__ bool warpgroup_any(bool pred, int id) {
   return r != 0;
 }
 
+// Kernel flags: the optimistic softmax, tied frames (bf16 with the gate); see the consumers.
+constexpr int kWsOptimistic = 1, kWsTie = 2;
+
 template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
 __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     fa_prefill_ws_kernel(const FaParams p, const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                         const __grid_constant__ CUtensorMap tm_v, const float* __restrict__ cpad, int tpad, int group) {
+                         const __grid_constant__ CUtensorMap tm_v, const float* __restrict__ cpad, int tpad, int group,
+                         int flags) {
   using L = WsLayout<NCWG>;
   constexpr int BM = L::kBM;
   constexpr int TILE = BN * D * 2;  // bytes of one K or V tile
@@ -183,15 +194,13 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   const int wg = warp >> 2, wi = warp & 3, g = lane >> 2, tq = lane & 3;
   const int row0 = wg * 64 + wi * 16 + g;  // this thread's rows: row0, row0 + 8
   const int pos0 = off + q0 + row0, pos1 = pos0 + 8;
-  const float ci0 = GATE ? cb[min(pos0, Tk - 1)] : 0.f;
-  const float ci1 = GATE ? cb[min(pos1, Tk - 1)] : 0.f;
   const float sl2 = p.scale_log2;
   const float* sC_gen = reinterpret_cast<const float*>(smem_raw + (sC0 - sraw));
 
   float o[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // running max (log2, true frame), sum
+  float l0 = 0.f, l1 = 0.f;  // running sums of probabilities (in the frames below)
   bool resc = true;  // does this block rescale O (warp-uniform, see softmax)
   float s[BN / 2];
   uint32_t pf[BN / 16][4];
@@ -220,32 +229,37 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) WgOp<T, D>::rs(o, pf[kk], desc_at(dv0, st * TILE + kk * 16 * 128));
   };
-  // The optimistic softmax (below): gated, head dim 64. At head dim 128 (two warpgroups, no
-  // ping-pong) it measured slower: 1.88 -> 2.21 ms at 16k x 16 heads, same call.
-  constexpr bool OPT = GATE && D == 64;
-  // It runs once every row of the warpgroup has a running maximum.
+  // Frames. Row i's probabilities are taken as exp2(t_ij - f_i): without the gate t = s sl2 and
+  // f is the row's running maximum; with it t = s sl2 - c_j and f is the row's gate-free running
+  // maximum. The row term c_i of the bias c_i - c_j is the same for every key of a row, so it
+  // cancels in the softmax and never needs to be added: the gate costs one FADD per column
+  // (c_j + f_i, two rows a thread) instead of one per score. Near a row's relevant keys c_j and
+  // -f_i agree to a few hundred log2 units, so their sum is exact (Sterbenz) and nothing is
+  // rounded at the magnitude of c (-1e4 at long context). Frames move lazily: only when a block
+  // raises a row's maximum by more than kLazyRescale, so probabilities stay below 2^8.
+  //
+  // Tied frames (bf16, tie): a thread's two rows (8 apart) share one frame f, so the column
+  // term c_j + f serves both rows: one FADD per two scores. The row whose own maximum is lower
+  // then has probabilities scaled by 2^-(gap), which cancels in O / l; bf16 P and fp32 l hold
+  // that for gaps up to ~100, so a warp whose gap exceeds kTieGap unties for good.
+  float f0 = -INFINITY, f1 = -INFINITY;  // frames (see above), -inf until a row has a key
+  float e0 = -INFINITY, e1 = -INFINITY;  // the rows' own maxima in the frames' terms (lower bounds)
+  bool tied = GATE && std::is_same_v<T, __nv_bfloat16> && (flags & kWsTie);  // warp-uniform
+  // The optimistic softmax: once every row of the warpgroup has a frame, a block's
+  // probabilities are taken in the frames without this block's maxima (no max tree, no
+  // shuffles). Checked after the fact: every thread's row sums must stay at or below
+  // kOptimisticMax, which bounds each probability (for fp16 P too). Where one does not (or is
+  // inf or NaN), the warpgroup computes S again (the K slot is still held) and takes the exact
+  // path. Going back from the diagonal, older keys rarely raise the maxima. (Deciding per warp
+  // instead, every warp voting in every block, measured slower: 23.4 -> 23.8 ms at 64k x 24 x 64
+  // gated, 1.59 -> 2.0 ms at 16k x 16 x 128 without the gate.)
   bool frames = false;
   // Scores of block `it` (slot st) -> probabilities in place; sc = rescale factor for O.
   auto softmax = [&](int it, int st, float& sc0, float& sc1) {
     const int kb0 = (n_end - 1 - it) * BN;
     const float* sc = sC_gen + st * BN;
-    const float cr = GATE ? sc[0] : 0.f;  // c of the block's first key
-    const float r0 = GATE ? ci0 - cr : 0.f, r1 = GATE ? ci1 - cr : 0.f;
     const bool need_mask = (kb0 + BN - 1 > off + q0) || (kb0 < ss) || (kb0 + BN > Tk);
-    // Scores to the log2 domain with the gate's column term (GATE; without it the scale is
-    // folded into the exponent below), masked.
-    auto bias_mask = [&]() {
-      if (GATE) {
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-          const float2 cj = *reinterpret_cast<const float2*>(sc + j * 8 + 2 * tq);
-          const float n0 = cr - cj.x, n1 = cr - cj.y;
-          s[4 * j] = fmaf(s[4 * j], sl2, n0);
-          s[4 * j + 1] = fmaf(s[4 * j + 1], sl2, n1);
-          s[4 * j + 2] = fmaf(s[4 * j + 2], sl2, n0);
-          s[4 * j + 3] = fmaf(s[4 * j + 3], sl2, n1);
-        }
-      }
+    auto mask = [&]() {
       if (need_mask) {
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
@@ -259,27 +273,36 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
         }
       }
     };
-    // Gated scores -> exp2(t - mu) in place, and this thread's row sums.
-    auto exp_gated = [&](float mu0, float mu1, float& rs0, float& rs1) {
+    // The optimistic path's s -> exp2(t - f) in place, and this thread's row sums (every row
+    // has a frame there). TIED: one column term for both rows.
+    auto exp_frame = [&](auto tied_c, float& rs0, float& rs1) {
+      constexpr bool TIED = decltype(tied_c)::value;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
-        s[4 * j] = fast_exp2(s[4 * j] - mu0);
-        s[4 * j + 1] = fast_exp2(s[4 * j + 1] - mu0);
-        s[4 * j + 2] = fast_exp2(s[4 * j + 2] - mu1);
-        s[4 * j + 3] = fast_exp2(s[4 * j + 3] - mu1);
+        float a0x, a0y, a1x, a1y;  // exponent addends: rows 0/1, columns x/y
+        if (GATE) {
+          const float2 cj = *reinterpret_cast<const float2*>(sc + j * 8 + 2 * tq);
+          a0x = -(cj.x + f0);
+          a0y = -(cj.y + f0);
+          a1x = TIED ? a0x : -(cj.x + f1);
+          a1y = TIED ? a0y : -(cj.y + f1);
+        } else {
+          a0x = a0y = -f0;
+          a1x = a1y = -f1;
+        }
+        s[4 * j] = fast_exp2(fmaf(s[4 * j], sl2, a0x));
+        s[4 * j + 1] = fast_exp2(fmaf(s[4 * j + 1], sl2, a0y));
+        s[4 * j + 2] = fast_exp2(fmaf(s[4 * j + 2], sl2, a1x));
+        s[4 * j + 3] = fast_exp2(fmaf(s[4 * j + 3], sl2, a1y));
         rs0 += s[4 * j] + s[4 * j + 1];
         rs1 += s[4 * j + 2] + s[4 * j + 3];
       }
     };
-    bias_mask();
-    if (OPT && frames) {
-      // Optimistic: the running maxima stand (going back from the diagonal, older keys rarely
-      // raise them), so the probabilities come without this block's maxima. Checked after the
-      // fact: every thread's row sums must stay at or below kOptimisticMax, which bounds each
-      // probability (for fp16 P too). Where one does not (or is inf or NaN), the warpgroup computes
-      // S again (the K slot is still held) and takes the exact path below.
+    mask();
+    if (frames) {
       float rs0 = 0.f, rs1 = 0.f;
-      exp_gated(m0 - r0, m1 - r1, rs0, rs1);
+      if (GATE && tied) exp_frame(std::true_type{}, rs0, rs1);
+      else exp_frame(std::false_type{}, rs0, rs1);
       if (!warpgroup_any(!(rs0 <= kOptimisticMax) || !(rs1 <= kOptimisticMax), kVoteBarrier + wg)) {
         resc = false;
         sc0 = sc1 = 1.f;
@@ -291,9 +314,23 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
       issue_s(st);
       wgmma_commit();
       wgmma_wait<0>();
-      bias_mask();
+      mask();
     }
-    // Row maxima as trees: log2(BN/8) dependent steps instead of BN/8 (max is exact in any order).
+    // Exact: this block's row maxima (as trees: log2(BN/8) dependent steps; max is exact in any
+    // order). With the gate the scores are first taken in the block's frame, t + c_r with c_r = c
+    // of its first key, so the column terms c_r - c_j are exact; m - c_r is then gate-free.
+    const float cr = GATE ? sc[0] : 0.f;
+    if (GATE) {
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const float2 cj = *reinterpret_cast<const float2*>(sc + j * 8 + 2 * tq);
+        const float n0 = cr - cj.x, n1 = cr - cj.y;
+        s[4 * j] = fmaf(s[4 * j], sl2, n0);
+        s[4 * j + 1] = fmaf(s[4 * j + 1], sl2, n1);
+        s[4 * j + 2] = fmaf(s[4 * j + 2], sl2, n0);
+        s[4 * j + 3] = fmaf(s[4 * j + 3], sl2, n1);
+      }
+    }
     float a[BN / 8], b[BN / 8];
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
@@ -313,41 +350,60 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffff, mx0, 2));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffff, mx1, 1));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffff, mx1, 2));
-    if (!GATE) {  // raw maxima: scaling by sl2 > 0 commutes with max, exactly
+    // In the frames' terms (-inf stays -inf): gate-free, or scaled (sl2 > 0 commutes with max).
+    if (GATE) {
+      mx0 -= cr;
+      mx1 -= cr;
+    } else {
       mx0 *= sl2;
       mx1 *= sl2;
     }
-    // Lazy rescaling: the running max m (true frame) moves only when this block's maximum exceeds
-    // it by more than kLazyRescale (log2 units), so probabilities stay below 2^kLazyRescale (exact
-    // in fp32, bf16 and fp16) and O is rescaled in few blocks: going back from the diagonal, older
-    // keys rarely raise the maximum. Whether to rescale is decided per warp, so the skip is a
-    // uniform branch. m is -inf while every key so far is masked.
-    const float b0 = mx0 + r0, b1 = mx1 + r1;
-    const bool up0 = b0 > m0 + kLazyRescale, up1 = b1 > m1 + kLazyRescale;
-    resc = __any_sync(0xffffffff, up0 || up1);
-    sc0 = up0 ? fast_exp2(m0 - b0) : 1.f;  // m0 = -inf: 0, and O and l are still 0
-    sc1 = up1 ? fast_exp2(m1 - b1) : 1.f;
-    if (up0) m0 = b0;
-    if (up1) m1 = b1;
-    const float mu0 = m0 == -INFINITY ? 0.f : m0 - r0;  // subtrahend in this block's frame
-    const float mu1 = m1 == -INFINITY ? 0.f : m1 - r1;
-    float rs0 = 0.f, rs1 = 0.f;
-    if (GATE) {
-      exp_gated(mu0, mu1, rs0, rs1);
-    } else {  // the scale and the maximum in one FMA (FlashAttention-3's softmax)
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        s[4 * j] = fast_exp2(fmaf(s[4 * j], sl2, -mu0));
-        s[4 * j + 1] = fast_exp2(fmaf(s[4 * j + 1], sl2, -mu0));
-        s[4 * j + 2] = fast_exp2(fmaf(s[4 * j + 2], sl2, -mu1));
-        s[4 * j + 3] = fast_exp2(fmaf(s[4 * j + 3], sl2, -mu1));
-        rs0 += s[4 * j] + s[4 * j + 1];
-        rs1 += s[4 * j + 2] + s[4 * j + 3];
+    e0 = fmaxf(e0, mx0);
+    e1 = fmaxf(e1, mx1);
+    float n0 = f0, n1 = f1;  // the new frames
+    if (tied) {
+      const float mx = fmaxf(mx0, mx1), nt = mx > f0 + kLazyRescale ? mx : f0;
+      // A row more than kTieGap below the shared frame: this warp unties for good, each row's
+      // frame going to its own maximum (so far as known; a row without keys has O = l = 0).
+      const bool far = (e0 != -INFINITY && nt - e0 > kTieGap) || (e1 != -INFINITY && nt - e1 > kTieGap);
+      if (__any_sync(0xffffffff, far)) {
+        tied = false;
+        n0 = e0;
+        n1 = e1;
+      } else {
+        n0 = n1 = nt;
       }
+    }
+    if (!tied) {
+      if (mx0 > n0 + kLazyRescale) n0 = mx0;
+      if (mx1 > n1 + kLazyRescale) n1 = mx1;
+    }
+    const bool up0 = n0 != f0, up1 = n1 != f1;
+    resc = __any_sync(0xffffffff, up0 || up1);
+    // f = -inf: 0 (O and l are still 0); n = -inf (untied, no key yet): O and l are 0, keep them.
+    sc0 = up0 && n0 != -INFINITY ? fast_exp2(f0 - n0) : 1.f;
+    sc1 = up1 && n1 != -INFINITY ? fast_exp2(f1 - n1) : 1.f;
+    f0 = n0;
+    f1 = n1;
+    // The probabilities, from the scores as they stand: in the block's frame with the gate
+    // (subtrahend f + c_r, small where it matters), raw without it (the scale in the FMA, as in
+    // FlashAttention-3's softmax).
+    const float u0 = f0 == -INFINITY ? 0.f : (GATE ? f0 + cr : f0);
+    const float u1 = f1 == -INFINITY ? 0.f : (GATE ? f1 + cr : f1);
+    const float k = GATE ? 1.f : sl2;
+    float rs0 = 0.f, rs1 = 0.f;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      s[4 * j] = fast_exp2(fmaf(s[4 * j], k, -u0));
+      s[4 * j + 1] = fast_exp2(fmaf(s[4 * j + 1], k, -u0));
+      s[4 * j + 2] = fast_exp2(fmaf(s[4 * j + 2], k, -u1));
+      s[4 * j + 3] = fast_exp2(fmaf(s[4 * j + 3], k, -u1));
+      rs0 += s[4 * j] + s[4 * j + 1];
+      rs1 += s[4 * j + 2] + s[4 * j + 3];
     }
     l0 = (resc ? l0 * sc0 : l0) + rs0;
     l1 = (resc ? l1 * sc1 : l1) + rs1;
-    if (OPT && !frames) frames = !warpgroup_any(m0 == -INFINITY || m1 == -INFINITY, kVoteBarrier + wg);
+    if ((flags & kWsOptimistic) && !frames) frames = !warpgroup_any(e0 == -INFINITY || e1 == -INFINITY, kVoteBarrier + wg);
   };
   auto rescale_pack = [&](float sc0, float sc1) {
     if (resc) {

@@ -126,6 +126,17 @@ int64_t l2_head_group(int64_t Tk, int64_t D, int64_t q_per_kv) {
   return std::max<int64_t>(1, (int64_t(24) << 20) / kv_bytes * q_per_kv);
 }
 
+// The ws kernel's softmax flags (fa_prefill_ws.cuh): the optimistic softmax and tied frames are
+// on; FOXEVAL_FA_OPT=0 / FOXEVAL_FA_TIE=0 turn one off (read at every launch, so tests can run
+// every path in one process; A/B timing).
+int ws_flags() {
+  auto off = [](const char* name) {
+    const char* e = std::getenv(name);
+    return e && std::strcmp(e, "0") == 0;
+  };
+  return (off("FOXEVAL_FA_OPT") ? 0 : fa::kWsOptimistic) | (off("FOXEVAL_FA_TIE") ? 0 : fa::kWsTie);
+}
+
 template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
 void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
   using L = fa::WsLayout<NCWG>;
@@ -153,7 +164,7 @@ void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at:
   TORCH_CHECK(n_m * n_bh < (int64_t(1) << 31), "forgetting_attention_cuda: too many query blocks (", n_m * n_bh, ")");
   const int group = (int)std::min<int64_t>(n_bh, l2_head_group(p.Tk, D, p.H / p.Hkv));
   kernel<<<(unsigned)(n_m * n_bh), L::kThreads, smem, stream>>>(p, tq, tk, tv, GATE ? cpad.data_ptr<float>() : nullptr, tpad,
-                                                                  group);
+                                                                  group, ws_flags());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
