@@ -21,6 +21,7 @@
 // branch per CUDA block.
 #include "kernels/forgetting_attention.h"
 
+#include "kernels/env_switch.h"
 #include "kernels/fa_decode.cuh"
 #include "kernels/fa_prefill.cuh"
 #include "kernels/fa_prefill_ws.cuh"
@@ -130,11 +131,7 @@ int64_t l2_head_group(int64_t Tk, int64_t D, int64_t q_per_kv) {
 // on; FOXEVAL_FA_OPT=0 / FOXEVAL_FA_TIE=0 turn one off (read at every launch, so tests can run
 // every path in one process; A/B timing).
 int ws_flags() {
-  auto off = [](const char* name) {
-    const char* e = std::getenv(name);
-    return e && std::strcmp(e, "0") == 0;
-  };
-  return (off("FOXEVAL_FA_OPT") ? 0 : fa::kWsOptimistic) | (off("FOXEVAL_FA_TIE") ? 0 : fa::kWsTie);
+  return (env_switch_on("FOXEVAL_FA_OPT") ? fa::kWsOptimistic : 0) | (env_switch_on("FOXEVAL_FA_TIE") ? fa::kWsTie : 0);
 }
 
 template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>

@@ -173,35 +173,14 @@ TEST_CASE("forgetting attention cuda: prefill matches fp64") {
   check_case(c);
 }
 
-// The Hopper kernel's optimistic softmax takes a block's probabilities in the running frames
-// without this block's maxima, and falls back to computing S again and the exact path where a
-// block raises them (row sums over 2^15, or inf). Keys 0..63 scaled up make the oldest key block
-// (the last one visited) exceed the frame by about 10 (x3), 100 (x30) and 350 (x100, past fp32's
-// exp2 range: inf) log2 units, with a gate that barely decays.
-TEST_CASE("forgetting attention cuda: gated prefill where old keys raise the running maxima") {
-  SKIP_WITHOUT_CUDA();
-  Case c;
-  c.B = 1; c.H = 2; c.Hkv = 2; c.Tq = c.Tk = 1500; c.gate_bias = 8.0;
-  for (double scale : {3.0, 30.0, 100.0}) {
-    for (int64_t D : {64, 128}) {
-      for (auto dt : {at::kBFloat16, at::kHalf}) {
-        c.name = "prefill d" + std::to_string(D) + (dt == at::kHalf ? " fp16" : " bf16") + " early keys x" +
-                 std::to_string(static_cast<int>(scale));
-        c.D = D;
-        c.dtype = dt;
-        c.early_key_scale = scale;
-        check_case(c);
-      }
-    }
-  }
-}
-
 // The Hopper kernel's softmax paths, each forced in turn (FOXEVAL_FA_OPT, FOXEVAL_FA_TIE; read at
 // every launch): exact only, optimistic with per-row frames, optimistic with a thread's two rows
 // (8 apart) in one frame. A gate bias of -12 decays ~17 log2 units a token, so the two rows'
 // maxima lie ~140 apart and tied warps must untie before bf16 P underflows; -2 keeps them ~25
-// apart (tied throughout). Without the gate, the optimistic path meets old keys far above the
-// running maxima too.
+// apart (tied throughout). The optimistic path falls back to computing S again and the exact path
+// where a block raises the frames (row sums over 2^15, or inf): keys 0..63 scaled up make the
+// oldest key block (the last one visited) exceed them by about 10 (x3), 100 (x30) and 350 (x100,
+// past fp32's exp2 range: inf) log2 units, with a gate that barely decays and without one.
 TEST_CASE("forgetting attention cuda: every softmax path of the Hopper kernel") {
   SKIP_WITHOUT_CUDA();
   struct Env {
@@ -212,33 +191,30 @@ TEST_CASE("forgetting attention cuda: every softmax path of the Hopper kernel") 
   const char* modes[][3] = {{"exact", "0", "0"}, {"per-row frames", "1", "0"}, {"tied frames", "1", "1"}};
   for (const auto& m : modes) {
     Env opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]);
-    Case c;
-    c.B = 2; c.H = 2; c.Hkv = 2; c.Tq = c.Tk = 1100;
-    for (double bias : {-12.0, -2.0, 3.0}) {
+    // Both head dims and dtypes of case c, named after the mode and `what`.
+    auto each_dim_dtype = [&](Case c, const std::string& what) {
       for (int64_t D : {64, 128}) {
         for (auto dt : {at::kBFloat16, at::kHalf}) {
-          c.name = std::string(m[0]) + ": d" + std::to_string(D) + (dt == at::kHalf ? " fp16" : " bf16") + " gate bias " +
-                   std::to_string(static_cast<int>(bias)) + (bias == 3.0 ? " seq_start" : "");
+          c.name = std::string(m[0]) + ": d" + std::to_string(D) + (dt == at::kHalf ? " fp16 " : " bf16 ") + what;
           c.D = D;
           c.dtype = dt;
-          c.gate_bias = bias;
-          c.left_pad = bias == 3.0;
           check_case(c);
         }
       }
+    };
+    Case c;
+    c.B = 2; c.H = 2; c.Hkv = 2; c.Tq = c.Tk = 1100;
+    for (double bias : {-12.0, -2.0, 3.0}) {
+      c.gate_bias = bias;
+      c.left_pad = bias == 3.0;
+      each_dim_dtype(c, "gate bias " + std::to_string(static_cast<int>(bias)) + (c.left_pad ? " seq_start" : ""));
     }
-    c.left_pad = false;
-    c.gate = false;
-    for (double scale : {1.0, 30.0, 100.0}) {
-      for (int64_t D : {64, 128}) {
-        for (auto dt : {at::kBFloat16, at::kHalf}) {
-          c.name = std::string(m[0]) + ": no gate d" + std::to_string(D) + (dt == at::kHalf ? " fp16" : " bf16") +
-                   " early keys x" + std::to_string(static_cast<int>(scale));
-          c.D = D;
-          c.dtype = dt;
-          c.early_key_scale = scale;
-          check_case(c);
-        }
+    c.B = 1; c.Tq = c.Tk = 1500; c.left_pad = false; c.gate_bias = 8.0;
+    for (bool gate : {true, false}) {
+      for (double scale : {1.0, 3.0, 30.0, 100.0}) {
+        c.gate = gate;
+        c.early_key_scale = scale;
+        each_dim_dtype(c, std::string(gate ? "gated" : "no gate") + " early keys x" + std::to_string(static_cast<int>(scale)));
       }
     }
   }
