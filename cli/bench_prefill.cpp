@@ -54,6 +54,10 @@ int64_t setting(const ModelInfo& info, const std::string& key) {
   return 0;
 }
 
+double unix_seconds_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 void sync(bool cuda) {
   if (cuda) c10::cuda::device_synchronize();
 }
@@ -140,6 +144,9 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
       std::vector<double> seconds;
       at::Tensor logp, first;
       bool identical = true;  // every repeat gives the first one's bits (determinism on the device)
+      // Wall-clock span of the timed repeats (Unix seconds), so a GPU clock and power log sampled
+      // beside the run (scripts/device_prefill_bench.sh) can be matched to each row.
+      const double window_start = unix_seconds_now();
       for (int64_t r = 0; r < a.repeats; ++r) {
         sync(cuda);
         const auto t0 = std::chrono::steady_clock::now();
@@ -151,6 +158,7 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
         else
           identical = identical && at::equal(logp, first);
       }
+      const double window_end = unix_seconds_now();
       if (!at::isfinite(logp).all().item<bool>()) throw Error(fmt::format("{}: non-finite log-probabilities", name));
       std::vector<double> sorted = seconds;
       std::sort(sorted.begin(), sorted.end());
@@ -164,7 +172,8 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
                             {"all_seconds", seconds},
                             {"tokens_per_s", T / median},
                             {"mean_loss", -logp.to(at::kDouble).mean().item<double>()},
-                            {"repeats_bit_identical", identical}};
+                            {"repeats_bit_identical", identical},
+                            {"timed_window_unix_s", {window_start, window_end}}};
       if (cuda) {
         const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
         row["peak_gpu_memory_bytes"] =

@@ -18,6 +18,8 @@ assert [r["seq_len"] for r in rows] == [96, 64], rows
 for r in rows:
     assert r["model"] == "tiny" and r["repeats_bit_identical"] is True, r
     assert len(r["all_seconds"]) == 2 and r["seconds_per_document"] > 0
+    w0, w1 = r["timed_window_unix_s"]  # the timed repeats' span, for joining a GPU clock log
+    assert 1.7e9 < w0 <= w1 and w1 - w0 >= sum(r["all_seconds"]) * 0.99, (w0, w1, r["all_seconds"])
     st = r["stage_table"]
     names = {s["stage"]: s for s in st["stages"]}
     assert "attention" in names and "forward" in names and "loss" in names, sorted(names)
@@ -26,6 +28,25 @@ for r in rows:
     assert linear and all("tflops" in names[n] for n in linear), linear
     assert abs(st["stage_pass_seconds"] - st["attention_seconds"] - st["non_attention_seconds"]) < 1e-9
     assert st["matmul_tflop"] > 0
+print("ok")
+PY
+# The GPU clock/power join (scripts/gpu_clock_join.py) finds each row's samples by its window.
+python3 - "$tmp/p.json" "$tmp/clocks.csv" <<'PY'
+import json, sys, time
+rows = json.load(open(sys.argv[1]))["rows"]
+with open(sys.argv[2], "w") as f:
+    t0, t1 = rows[0]["timed_window_unix_s"][0] - 1, rows[-1]["timed_window_unix_s"][1] + 1
+    n = int((t1 - t0) / 0.01)
+    for i in range(n + 1):
+        t = t0 + i * (t1 - t0) / n
+        f.write(time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(t)) + ".%03d, 1500, 690.5, 0x0000000000000004\n" % int(t % 1 * 1000))
+PY
+python3 scripts/gpu_clock_join.py "$tmp/p.json" "$tmp/clocks.csv" || bad "gpu_clock_join.py exited $?"
+python3 - "$tmp/p.json" <<'PY' && ok || bad "GPU clock log joined to the bench rows"
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    g = r["gpu_during_timed_repeats"]
+    assert g["samples"] > 0 and g["sm_clock_mhz_median"] == 1500 and g["power_capped_fraction"] == 1.0, g
 print("ok")
 PY
 expect_error "missing --models" "--models is required" "$FOXEVAL" bench prefill --out "$tmp/x.json"
