@@ -34,11 +34,12 @@ PY
 python3 - "$tmp/p.json" "$tmp/clocks.csv" <<'PY'
 import json, sys, time
 rows = json.load(open(sys.argv[1]))["rows"]
+# A 10 ms grid around the rows, and one sample in each row's window (nvidia-smi stamps whole
+# milliseconds: the window's end cut to the millisecond lies inside it, the window being longer).
+t0, t1 = rows[0]["timed_window_unix_s"][0] - 1, rows[-1]["timed_window_unix_s"][1] + 1
+stamps = [t0 + i * 0.01 for i in range(int((t1 - t0) / 0.01) + 1)] + [r["timed_window_unix_s"][1] for r in rows]
 with open(sys.argv[2], "w") as f:
-    t0, t1 = rows[0]["timed_window_unix_s"][0] - 1, rows[-1]["timed_window_unix_s"][1] + 1
-    n = int((t1 - t0) / 0.01)
-    for i in range(n + 1):
-        t = t0 + i * (t1 - t0) / n
+    for t in sorted(stamps):
         f.write(time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(t)) + ".%03d, 1500, 690.5, 0x0000000000000004\n" % int(t % 1 * 1000))
 PY
 python3 scripts/gpu_clock_join.py "$tmp/p.json" "$tmp/clocks.csv" || bad "gpu_clock_join.py exited $?"
