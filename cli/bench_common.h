@@ -62,6 +62,11 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Wall-clock Unix seconds: a bench row's window, to match logs sampled beside the run.
+inline double unix_seconds_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // "cpu", or the GPU's name for a cuda device (an Error when --device cuda has no GPU).
 std::string bench_device_name(const RunOptions& run);
 

@@ -54,10 +54,6 @@ int64_t setting(const ModelInfo& info, const std::string& key) {
   return 0;
 }
 
-double unix_seconds_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 void sync(bool cuda) {
   if (cuda) c10::cuda::device_synchronize();
 }

@@ -23,16 +23,20 @@ POWER_CAP = 0x4  # clocks_event_reasons: software power cap
 def read_samples(path):
     samples = []
     with open(path) as f:
-        for lineno, line in enumerate(f, 1):
+        lines = f.readlines()
+    for lineno, line in enumerate(lines, 1):
+        try:
             parts = [p.strip() for p in line.split(",")]
             if len(parts) != 4:
-                continue  # a line cut short when the logger was stopped
-            try:
-                stamp, frac = parts[0].rsplit(".", 1)
-                t = time.mktime(time.strptime(stamp, "%Y/%m/%d %H:%M:%S")) + float("0." + frac)
-                samples.append((t, float(parts[1]), float(parts[2]), int(parts[3], 16)))
-            except ValueError as e:
-                sys.exit(f"{path}:{lineno}: not a clock sample ({e}): {line.strip()!r}")
+                raise ValueError(f"expected 4 fields (timestamp, clocks.sm, power.draw, "
+                                 f"clocks_event_reasons.active), got {len(parts)}")
+            stamp, frac = parts[0].rsplit(".", 1)
+            t = time.mktime(time.strptime(stamp, "%Y/%m/%d %H:%M:%S")) + float("0." + frac)
+            samples.append((t, float(parts[1]), float(parts[2]), int(parts[3], 16)))
+        except ValueError as e:
+            if lineno == len(lines):
+                continue  # the last line may be cut short when the logger is stopped
+            sys.exit(f"{path}:{lineno}: not a clock sample ({e}): {line.strip()!r}")
     return samples
 
 

@@ -50,6 +50,10 @@ for r in json.load(open(sys.argv[1]))["rows"]:
     assert g["samples"] > 0 and g["sm_clock_mhz_median"] == 1500 and g["power_capped_fraction"] == 1.0, g
 print("ok")
 PY
+# A damaged sample before the last line is an error naming its line (only the last may be cut short).
+{ echo "not a sample"; cat "$tmp/clocks.csv"; } >"$tmp/bad-clocks.csv"
+expect_error "damaged clock log" "bad-clocks.csv:1: not a clock sample" python3 scripts/gpu_clock_join.py "$tmp/p.json" \
+  "$tmp/bad-clocks.csv"
 expect_error "missing --models" "--models is required" "$FOXEVAL" bench prefill --out "$tmp/x.json"
 expect_error "bad --models item" "--models: 'tiny': expected NAME=DIR" "$FOXEVAL" bench prefill --models tiny \
   --out "$tmp/x.json"
