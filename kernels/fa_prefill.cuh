@@ -54,10 +54,10 @@ __device__ __forceinline__ KeyBlocks key_block_range(const FaParams& p, int b, i
 
 // The pruning counts (FaParams::prune_counts) of one query block: its key blocks from the one
 // holding seq_start to the causal end, and the pruned prefix of them. One thread, one branch per
-// CUDA block when counting is off.
+// CUDA block when counting is off. `counter`: whether the calling thread is the one that counts.
 template <int BN>
-__device__ __forceinline__ void count_key_blocks(const FaParams& p, const KeyBlocks& kb) {
-  if (p.prune_counts && threadIdx.x == 0) {
+__device__ __forceinline__ void count_key_blocks(const FaParams& p, const KeyBlocks& kb, bool counter) {
+  if (p.prune_counts && counter) {
     const int first = kb.seq_start / BN;
     count_pruning(p.prune_counts, 0, kb.begin - first, kb.end - first);
   }
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(NW * 32, 2) fa_prefill_kernel(const FaParams p
 
   const KeyBlocks blocks = key_block_range<BM, BN, GATE>(p, b, h, q0, cg);
   const int ss = blocks.seq_start, n_end = blocks.end, n_begin = blocks.begin;  // blocks [n_begin, n_end)
-  count_key_blocks<BN>(p, blocks);
+  count_key_blocks<BN>(p, blocks, threadIdx.x == 0);
 
   auto load_tile = [&](T* s, const T* g, int64_t stride, int rows, int nvalid) {
     const uint32_t base = smem_u32(s);

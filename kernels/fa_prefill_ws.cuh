@@ -14,6 +14,15 @@
 // with O += P_{j-1} V_{j-1} (both async wgmma); the softmax of S_j runs while the PV product is
 // in flight. With PINGPONG the warpgroups take turns to issue their products (named barriers in
 // a ring), so one warpgroup's softmax overlaps the others' products.
+// Persistent: the grid has one CTA per SM (or fewer) and each CTA walks query tiles from a
+// queue: its first tile is blockIdx.x, the next ones come from an atomic counter (dynamic, so
+// the longest-first order still balances the SMs). The producer takes the next tile as soon as
+// it has issued the last loads of the current one and passes its index to the consumers through
+// a two-slot ring in shared memory; the K/V ring runs on across tiles, and Q has two buffers
+// where shared memory allows (head dim 64), so the next tile's Q and first key blocks load while
+// the consumers finish the current one (its last blocks and the output), instead of a new CTA
+// waiting for them. A tile's result does not depend on which CTA takes it: same bits in any
+// schedule.
 // Shared layout of a [rows x D] tile: [D/64][rows][64] with 128-byte rows, 16-byte chunk c of
 // row r at c ^ (r & 7): the hardware 128B swizzle, which is what TMA writes with
 // CU_TENSOR_MAP_SWIZZLE_128B into 1024-byte aligned tiles and what the wgmma descriptors read.
@@ -76,6 +85,8 @@ template <int NCWG> struct WsLayout {
   static constexpr int kConsumerThreads = NCWG * 128;
   static constexpr int kThreads = kConsumerThreads + 128;
   static constexpr int kBM = NCWG * 64;
+  // 24: with 32 (the consumers' 160 a thread then take the last of the 64K) the consumers'
+  // setmaxnreg.inc never returned on an H100 (every launch hung), though FlashAttention-3 uses 32.
   static constexpr int kProducerRegs = 24;
   // What the consumers may take of the 64K registers (a multiple of 8, at most 240).
   static constexpr int kConsumerRegs = ((65536 - 128 * kProducerRegs) / kConsumerThreads) / 8 * 8 > 240
@@ -86,10 +97,16 @@ template <int NCWG> struct WsLayout {
 template <int N> __device__ __forceinline__ void regs_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
 template <int N> __device__ __forceinline__ void regs_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
 
-template <int D, int BN, int STAGES, int NCWG>
-constexpr int ws_smem_bytes() {
-  return 1024 + WsLayout<NCWG>::kBM * D * 2 + 2 * STAGES * BN * D * 2 + STAGES * BN * 4 + 8 * (1 + 4 * STAGES);
-}
+// Shared memory: Q (kQBuffers tiles), the K and V rings, the gate ring, the barriers and the
+// tile ring. Q gets a second buffer where it fits in the 232,448 bytes a block may have.
+template <int D, int BN, int STAGES, int NCWG> struct WsSmem {
+  static constexpr int kQTile = WsLayout<NCWG>::kBM * D * 2;
+  static constexpr int kKvTile = BN * D * 2;
+  static constexpr int kBarriers = 4 * STAGES + 2 * 2 + 2 * 2;  // K/V full/empty, Q full/empty, tile full/empty
+  static constexpr int kFixed = 1024 + 2 * STAGES * kKvTile + STAGES * BN * 4 + 8 * kBarriers + 2 * 16;
+  static constexpr int kQBuffers = kFixed + 2 * kQTile <= 232448 ? 2 : 1;
+  static constexpr int kBytes = kFixed + kQBuffers * kQTile;
+};
 
 // Named barriers 1..NCWG order the consumer warpgroups' MMA issue in a ring (PINGPONG): while
 // one warpgroup does its softmax, the next one's products run on the tensor cores.
@@ -113,56 +130,69 @@ __device__ __forceinline__ bool warpgroup_any(bool pred, int id) {
 }
 
 // Kernel flags: the optimistic softmax, tied frames (bf16 with the gate); see the consumers.
-constexpr int kWsOptimistic = 1, kWsTie = 2;
+// kWsSkipDead: a consumer warpgroup skips the key blocks that lie wholly after its last row
+// (every score masked): no S, no softmax, no PV for them.
+constexpr int kWsOptimistic = 1, kWsTie = 2, kWsSkipDead = 4;
+
+// Query tile `tile` of the launch order (tiles start in this order): (b, h) pairs in groups of
+// `group`, and within a group the longest query blocks first, heads fastest. A group's K/V is
+// sized to stay in L2 while its tiles run; longest-first inside it keeps the tail short.
+struct WsTile {
+  int b, h, m_block;
+};
+__device__ __forceinline__ WsTile ws_tile(int tile, int n_m, int n_bh, int group, int H) {
+  const int grp = tile / (group * n_m);
+  const int gsize = min(group, n_bh - grp * group);
+  const int r = tile - grp * group * n_m;
+  const int bh = grp * group + r % gsize;
+  return {bh / H, bh % H, n_m - 1 - r / gsize};
+}
 
 template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
 __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     fa_prefill_ws_kernel(const FaParams p, const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                          const __grid_constant__ CUtensorMap tm_v, const float* __restrict__ cpad, int tpad, int group,
-                         int flags) {
+                         int flags, int* __restrict__ tile_counter) {
   using L = WsLayout<NCWG>;
+  using M = WsSmem<D, BN, STAGES, NCWG>;
   constexpr int BM = L::kBM;
-  constexpr int TILE = BN * D * 2;  // bytes of one K or V tile
+  constexpr int TILE = M::kKvTile;  // bytes of one K or V tile
+  constexpr int QB = M::kQBuffers, QTILE = M::kQTile;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t sraw = smem_u32(smem_raw);
   const uint32_t sQ = (sraw + 1023) & ~1023u;
-  const uint32_t sK0 = sQ + BM * D * 2;
+  const uint32_t sK0 = sQ + QB * QTILE;
   const uint32_t sV0 = sK0 + STAGES * TILE;
   const uint32_t sC0 = sV0 + STAGES * TILE;
-  const uint32_t bar_q = sC0 + STAGES * BN * 4;
-  auto full_k = [&](int s) { return bar_q + 8 * (1 + s); };
-  auto full_v = [&](int s) { return bar_q + 8 * (1 + STAGES + s); };
-  auto empty_k = [&](int s) { return bar_q + 8 * (1 + 2 * STAGES + s); };
-  auto empty_v = [&](int s) { return bar_q + 8 * (1 + 3 * STAGES + s); };
+  const uint32_t bar0 = sC0 + STAGES * BN * 4;
+  auto full_k = [&](int s) { return bar0 + 8 * s; };
+  auto full_v = [&](int s) { return bar0 + 8 * (STAGES + s); };
+  auto empty_k = [&](int s) { return bar0 + 8 * (2 * STAGES + s); };
+  auto empty_v = [&](int s) { return bar0 + 8 * (3 * STAGES + s); };
+  auto full_q = [&](int s) { return bar0 + 8 * (4 * STAGES + s); };
+  auto empty_q = [&](int s) { return bar0 + 8 * (4 * STAGES + 2 + s); };
+  auto full_tile = [&](int s) { return bar0 + 8 * (4 * STAGES + 4 + s); };
+  auto empty_tile = [&](int s) { return bar0 + 8 * (4 * STAGES + 6 + s); };
+  // The tile ring: {tile, first key block, end key block, seq_start} a slot.
+  // (Plain accesses: the barrier asm around them is a compiler memory fence.)
+  int4* tile_slot = reinterpret_cast<int4*>(smem_raw + (bar0 + 8 * M::kBarriers - sraw));
 
-  // Launch order (blocks start in blockIdx order): (b, h) pairs in groups of `group`, and
-  // within a group the longest query blocks first, heads fastest. A group's K/V is sized to
-  // stay in L2 while its CTAs run; longest-first inside it keeps the tail short.
-  const int n_m = (p.Tq + BM - 1) / BM, n_bh = p.B * p.H;
-  const int grp = blockIdx.x / (group * n_m);
-  const int gsize = min(group, n_bh - grp * group);
-  const int r = blockIdx.x - grp * group * n_m;
-  const int m_block = n_m - 1 - r / gsize;
-  const int bh = grp * group + r % gsize;
-  const int b = bh / p.H, h = bh % p.H;
-  const int hk = h / (p.H / p.Hkv);
+  const int n_m = (p.Tq + BM - 1) / BM, n_bh = p.B * p.H, n_tiles = n_m * n_bh;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int Tq = p.Tq, Tk = p.Tk, off = Tk - Tq;
-  const int q0 = m_block * BM;
-  const float* cg = GATE ? p.c + b * p.c_sb + h * p.c_sh : nullptr;
-  const float* cb = GATE ? cpad + (int64_t)(b * p.H + h) * tpad : nullptr;
-  const KeyBlocks blocks = key_block_range<BM, BN, GATE>(p, b, h, q0, cg);
-  const int ss = blocks.seq_start, n_end = blocks.end, n_begin = blocks.begin;
-  const int nblk = n_end - n_begin;
-  count_key_blocks<BN>(p, blocks);
 
   if (threadIdx.x == 0) {
-    mbar_init(bar_q, 1);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_k(s), 1);
       mbar_init(full_v(s), 1);
       mbar_init(empty_k(s), L::kConsumerThreads);
       mbar_init(empty_v(s), L::kConsumerThreads);
+    }
+    for (int s = 0; s < 2; ++s) {
+      mbar_init(full_q(s), 1);
+      mbar_init(empty_q(s), L::kConsumerThreads);
+      mbar_init(full_tile(s), 1);
+      mbar_init(empty_tile(s), L::kConsumerThreads);
     }
     mbar_fence_init();
   }
@@ -170,20 +200,44 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
 
   if (warp >= L::kConsumerThreads / 32) {  // producer warpgroup
     regs_dec<L::kProducerRegs>();
-    if (warp == L::kConsumerThreads / 32 && lane == 0 && nblk > 0) {
-      mbar_expect_tx(bar_q, BM * D * 2);
-      for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sQ + d0 * BM * 128, &tm_q, bar_q, d0 * 64, q0, h, b);
-      for (int it = 0; it < nblk; ++it) {
-        const int st = it % STAGES;
-        const uint32_t reuse_parity = ((it / STAGES) + 1) & 1;  // the previous use's phase
-        const int kb = (n_end - 1 - it) * BN;
-        if (it >= STAGES) mbar_wait(empty_k(st), reuse_parity);
-        mbar_expect_tx(full_k(st), TILE + (GATE ? BN * 4 : 0));
-        for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sK0 + st * TILE + d0 * BN * 128, &tm_k, full_k(st), d0 * 64, kb, hk, b);
-        if (GATE) bulk_load(sC0 + st * BN * 4, cb + kb, BN * 4, full_k(st));
-        if (it >= STAGES) mbar_wait(empty_v(st), reuse_parity);
-        mbar_expect_tx(full_v(st), TILE);
-        for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sV0 + st * TILE + d0 * BN * 128, &tm_v, full_v(st), d0 * 64, kb, hk, b);
+    if (warp == L::kConsumerThreads / 32 && lane == 0) {
+      int kv_it = 0, q_it = 0;  // K/V blocks and Q tiles loaded so far (the rings' positions)
+      for (int t = 0;; ++t) {
+        // The tile queue: blockIdx.x first, then the shared counter (none when every tile has a CTA).
+        const int tile = t == 0 ? blockIdx.x : (gridDim.x >= n_tiles ? n_tiles : (int)gridDim.x + atomicAdd(tile_counter, 1));
+        // Its key blocks (pruning reads the gate), passed on with it: found once, here.
+        WsTile w{0, 0, 0};
+        KeyBlocks blocks{0, 0, 0};
+        if (tile < n_tiles) {
+          w = ws_tile(tile, n_m, n_bh, group, p.H);
+          blocks = key_block_range<BM, BN, GATE>(p, w.b, w.h, w.m_block * BM, GATE ? p.c + w.b * p.c_sb + w.h * p.c_sh : nullptr);
+          count_key_blocks<BN>(p, blocks, true);
+        }
+        if (t >= 2) mbar_wait(empty_tile(t & 1), ((t >> 1) + 1) & 1);
+        tile_slot[t & 1] = make_int4(tile, blocks.begin, blocks.end, blocks.seq_start);
+        mbar_arrive(full_tile(t & 1));  // release: the consumers see the slot
+        if (tile >= n_tiles) break;
+        const int hk = w.h / (p.H / p.Hkv), q0 = w.m_block * BM;
+        const float* cb = GATE ? cpad + (int64_t)(w.b * p.H + w.h) * tpad : nullptr;
+        const int nblk = blocks.end - blocks.begin;
+        if (nblk <= 0) continue;
+        const int qs = q_it % QB;
+        if (q_it >= QB) mbar_wait(empty_q(qs), ((q_it / QB) + 1) & 1);  // the previous use's phase
+        mbar_expect_tx(full_q(qs), QTILE);
+        for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sQ + qs * QTILE + d0 * BM * 128, &tm_q, full_q(qs), d0 * 64, q0, w.h, w.b);
+        ++q_it;
+        for (int it = 0; it < nblk; ++it, ++kv_it) {
+          const int st = kv_it % STAGES;
+          const uint32_t reuse_parity = ((kv_it / STAGES) + 1) & 1;  // the previous use's phase
+          const int kb = (blocks.end - 1 - it) * BN;
+          if (kv_it >= STAGES) mbar_wait(empty_k(st), reuse_parity);
+          mbar_expect_tx(full_k(st), TILE + (GATE ? BN * 4 : 0));
+          for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sK0 + st * TILE + d0 * BN * 128, &tm_k, full_k(st), d0 * 64, kb, hk, w.b);
+          if (GATE) bulk_load(sC0 + st * BN * 4, cb + kb, BN * 4, full_k(st));
+          if (kv_it >= STAGES) mbar_wait(empty_v(st), reuse_parity);
+          mbar_expect_tx(full_v(st), TILE);
+          for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sV0 + st * TILE + d0 * BN * 128, &tm_v, full_v(st), d0 * 64, kb, hk, w.b);
+        }
       }
     }
     return;
@@ -191,37 +245,38 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
 
   // ---- consumers ----
   regs_inc<L::kConsumerRegs>();
-  const int wg = warp >> 2, wi = warp & 3, g = lane >> 2, tq = lane & 3;
+  // The warpgroup index goes through a shuffle so the compiler knows it is warp-uniform: it keeps
+  // the descriptors in uniform registers, and a branch on it (dead blocks, the ping-pong ring)
+  // does not make ptxas serialize the wgmma (C7520: "program dependence on compiler-inserted
+  // WG.AR in divergent path").
+  const int wg = __shfl_sync(0xffffffff, warp >> 2, 0), wi = warp & 3, g = lane >> 2, tq = lane & 3;
   const int row0 = wg * 64 + wi * 16 + g;  // this thread's rows: row0, row0 + 8
-  const int pos0 = off + q0 + row0, pos1 = pos0 + 8;
   const float sl2 = p.scale_log2;
+  // The current tile's values (set at the top of each tile; the lambdas below read them).
+  int q0 = 0, pos0 = 0, pos1 = 0, ss = 0, n_end = 0, kv_base = 0;
   const float* sC_gen = reinterpret_cast<const float*>(smem_raw + (sC0 - sraw));
 
   float o[D / 2];
-#pragma unroll
-  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-  float l0 = 0.f, l1 = 0.f;  // running sums of probabilities (in the frames below)
-  bool resc = true;  // does this block rescale O (warp-uniform, see softmax)
+  float l0, l1;  // running sums of probabilities (in the frames below)
+  bool resc;  // does this block rescale O (warp-uniform, see softmax)
   float s[BN / 2];
   uint32_t pf[BN / 16][4];
 
   // Descriptors: built once, then advanced by byte offsets added to their 14-bit
-  // address field (every operand lies below 256 KB of shared memory, so no carry leaves it). The
-  // warpgroup index goes through a shuffle so the compiler knows it is warp-uniform and keeps
-  // the descriptors in uniform registers.
-  const int wgu = __shfl_sync(0xffffffff, wg, 0);
-  const uint64_t dq0 = gmma_desc(sQ + wgu * 64 * 128, 16, 1024);
+  // address field (every operand lies below 256 KB of shared memory, so no carry leaves it).
+  const uint64_t dq0 = gmma_desc(sQ + wg * 64 * 128, 16, 1024);
   const uint64_t dk0 = gmma_desc(sK0, 16, 1024);
   // V is an MN-major operand: LBO = stride between 64-wide d blocks, SBO = between 8-key groups.
   const uint64_t dv0 = gmma_desc(sV0, BN * 128, 1024);
   auto desc_at = [](uint64_t d, uint32_t bytes) {
     return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
   };
+  uint32_t qoff = 0;  // the current tile's Q buffer (bytes from the first)
   auto issue_s = [&](int st) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const uint32_t koff = (kk & 3) << 5;  // 16 columns = 32 bytes within a 64-column block
-      WgOp<T, BN>::ss(s, desc_at(dq0, (kk >> 2) * (BM * 128) + koff), desc_at(dk0, st * TILE + (kk >> 2) * (BN * 128) + koff),
+      WgOp<T, BN>::ss(s, desc_at(dq0, qoff + (kk >> 2) * (BM * 128) + koff), desc_at(dk0, st * TILE + (kk >> 2) * (BN * 128) + koff),
                       kk > 0 ? 1 : 0);
     }
   };
@@ -242,9 +297,9 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   // term c_j + f serves both rows: one FADD per two scores. The row whose own maximum is lower
   // then has probabilities scaled by 2^-(gap), which cancels in O / l; bf16 P and fp32 l hold
   // that for gaps up to ~100, so a warp whose gap exceeds kTieGap unties for good.
-  float f0 = -INFINITY, f1 = -INFINITY;  // frames (see above), -inf until a row has a key
-  float e0 = -INFINITY, e1 = -INFINITY;  // the rows' own maxima in the frames' terms (lower bounds)
-  bool tied = GATE && std::is_same_v<T, __nv_bfloat16> && (flags & kWsTie);  // warp-uniform
+  float f0, f1;  // frames (see above), -inf until a row has a key
+  float e0, e1;  // the rows' own maxima in the frames' terms (lower bounds)
+  bool tied;  // warp-uniform
   // The optimistic softmax: once every row of the warpgroup has a frame, a block's
   // probabilities are taken in the frames without this block's maxima (no max tree, no
   // shuffles). Checked after the fact: every thread's row sums must stay at or below
@@ -253,7 +308,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   // path. Going back from the diagonal, older keys rarely raise the maxima. (Deciding per warp
   // instead, every warp voting in every block, measured slower: 23.4 -> 23.8 ms at 64k x 24 x 64
   // gated, 1.59 -> 2.0 ms at 16k x 16 x 128 without the gate.)
-  bool frames = false;
+  bool frames;
   // Scores of block `it` (slot st) -> probabilities in place; sc = rescale factor for O.
   auto softmax = [&](int it, int st, float& sc0, float& sc1) {
     const int kb0 = (n_end - 1 - it) * BN;
@@ -422,63 +477,113 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     }
   };
 
-  // Ping-pong: the last warpgroup opens the ring for the first (and skips its own last signal,
-  // so that every arrival is matched).
-  if (PINGPONG && nblk > 1 && wg == NCWG - 1) named_bar_arrive(1, 256);
-  if (nblk > 0) {
-    mbar_wait(bar_q, 0);
-    mbar_wait(full_k(0), 0);
-    wgmma_fence();
-    issue_s(0);
-    wgmma_commit();
-    wgmma_wait<0>();
-    float sc0, sc1;
-    softmax(0, 0, sc0, sc1);
-    mbar_arrive(empty_k(0));
-    rescale_pack(sc0, sc1);
-  }
-  for (int it = 1; it < nblk; ++it) {
-    const int st = it % STAGES, pst = (it - 1) % STAGES;
-    mbar_wait(full_k(st), (it / STAGES) & 1);
-    mbar_wait(full_v(pst), ((it - 1) / STAGES) & 1);  // issued before K_it: already there
-    if (PINGPONG) named_bar_sync(1 + wg, 256);  // my turn on the tensor cores
-    wgmma_fence();
-    issue_s(st);  // S_it = Q K_it^T
-    wgmma_commit();
-    issue_pv(pst);  // O += P_{it-1} V_{it-1}, runs during the softmax of S_it
-    wgmma_commit();
-    if (PINGPONG && !(wg == NCWG - 1 && it == nblk - 1)) named_bar_arrive(1 + (wg + 1) % NCWG, 256);  // next one's turn
-    wgmma_wait<1>();
-    float sc0, sc1;
-    softmax(it, st, sc0, sc1);
-    mbar_arrive(empty_k(st));  // K and the gate values of slot st are consumed
-    wgmma_wait<0>();
-    mbar_arrive(empty_v(pst));
-    rescale_pack(sc0, sc1);
-  }
-  if (nblk > 0) {
-    const int st = (nblk - 1) % STAGES;
-    mbar_wait(full_v(st), ((nblk - 1) / STAGES) & 1);
-    wgmma_fence();
-    issue_pv(st);
-    wgmma_commit();
-    wgmma_wait<0>();
-  }
-
-  l0 += __shfl_xor_sync(0xffffffff, l0, 1);
-  l0 += __shfl_xor_sync(0xffffffff, l0, 2);
-  l1 += __shfl_xor_sync(0xffffffff, l1, 1);
-  l1 += __shfl_xor_sync(0xffffffff, l1, 2);
-  const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
-  T* og = reinterpret_cast<T*>(p.o) + b * p.o_sb + h * p.o_sh;
-  const int qi0 = q0 + row0, qi1 = qi0 + 8;
+  auto zero_p = [&]() {  // P of a dead block: its PV product adds nothing
 #pragma unroll
-  for (int i = 0; i < D / 8; ++i) {
-    const int col = i * 8 + 2 * tq;
-    if (qi0 < Tq)
-      *reinterpret_cast<uint32_t*>(og + (int64_t)qi0 * p.o_st + col) = TypeTraits<T>::pack(o[4 * i] * inv0, o[4 * i + 1] * inv0);
-    if (qi1 < Tq)
-      *reinterpret_cast<uint32_t*>(og + (int64_t)qi1 * p.o_st + col) = TypeTraits<T>::pack(o[4 * i + 2] * inv1, o[4 * i + 3] * inv1);
+    for (int j = 0; j < BN / 16; ++j) pf[j][0] = pf[j][1] = pf[j][2] = pf[j][3] = 0u;
+  };
+
+  int q_it = 0;  // Q tiles used so far (the Q ring's position)
+  for (int t = 0;; ++t) {
+    mbar_wait(full_tile(t & 1), (t >> 1) & 1);
+    // The slot stays ours until the tile's end (empty_tile there): its fields are read where
+    // they are needed rather than held in registers through the tile.
+    const int4 slot = tile_slot[t & 1];
+    if (slot.x >= n_tiles) break;
+    q0 = ws_tile(slot.x, n_m, n_bh, group, p.H).m_block * BM;
+    pos0 = off + q0 + row0;
+    pos1 = pos0 + 8;
+    n_end = slot.z;
+    ss = slot.w;
+    const int nblk = n_end - slot.y;
+    // A dead block lies wholly after this warpgroup's last row: only the first one visited can
+    // (a warpgroup's 64 rows end at most BM - 64 <= BN rows before the tile's). It gets no S and
+    // no softmax, and P = 0 for its PV product, issued with the next block's S. (Not its own
+    // branch in the loop: a wgmma or a P written under a branch there makes ptxas serialize
+    // every wgmma of the kernel, C7513 / C7515, 1.5x slower.)
+    static_assert(BM - 64 <= BN, "a warpgroup has at most one dead key block");
+    const bool dead = (flags & kWsSkipDead) && nblk > 0 && (n_end - 1) * BN > off + q0 + wg * 64 + 63;
+
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+    l0 = l1 = 0.f;
+    resc = true;
+    f0 = f1 = e0 = e1 = -INFINITY;
+    tied = GATE && std::is_same_v<T, __nv_bfloat16> && (flags & kWsTie);
+    frames = false;
+
+    // Ping-pong: the last warpgroup opens the ring for the first (and skips its own last signal,
+    // so that every arrival is matched).
+    if (PINGPONG && nblk > 1 && wg == NCWG - 1) named_bar_arrive(1, 256);
+    const int qs = q_it % QB;
+    if (nblk > 0) {
+      qoff = qs * QTILE;
+      mbar_wait(full_q(qs), (q_it / QB) & 1);
+      const int st = kv_base % STAGES;
+      mbar_wait(full_k(st), (kv_base / STAGES) & 1);
+      if (!dead) {
+        wgmma_fence();
+        issue_s(st);
+        wgmma_commit();
+        wgmma_wait<0>();
+        float sc0, sc1;
+        softmax(0, st, sc0, sc1);
+        rescale_pack(sc0, sc1);
+      } else {
+        zero_p();
+      }
+      mbar_arrive(empty_k(st));
+    }
+    for (int it = 1; it < nblk; ++it) {
+      const int st = (kv_base + it) % STAGES, pst = (kv_base + it - 1) % STAGES;
+      mbar_wait(full_k(st), ((kv_base + it) / STAGES) & 1);
+      mbar_wait(full_v(pst), ((kv_base + it - 1) / STAGES) & 1);  // issued before K_it: already there
+      if (PINGPONG) named_bar_sync(1 + wg, 256);  // my turn on the tensor cores
+      wgmma_fence();
+      issue_s(st);  // S_it = Q K_it^T
+      wgmma_commit();
+      issue_pv(pst);  // O += P_{it-1} V_{it-1}, runs during the softmax of S_it
+      wgmma_commit();
+      if (PINGPONG && !(wg == NCWG - 1 && it == nblk - 1)) named_bar_arrive(1 + (wg + 1) % NCWG, 256);  // next one's turn
+      wgmma_wait<1>();
+      float sc0, sc1;
+      softmax(it, st, sc0, sc1);
+      mbar_arrive(empty_k(st));  // K and the gate values of slot st are consumed
+      wgmma_wait<0>();
+      mbar_arrive(empty_v(pst));
+      rescale_pack(sc0, sc1);
+    }
+    if (nblk > 0) {
+      mbar_arrive(empty_q(qs));  // the last S (and any recomputed one) is done: Q's buffer is free
+      ++q_it;
+      const int st = (kv_base + nblk - 1) % STAGES;
+      mbar_wait(full_v(st), ((kv_base + nblk - 1) / STAGES) & 1);
+      if (!(dead && nblk == 1)) {  // one block, dead: P was never computed
+        wgmma_fence();
+        issue_pv(st);
+        wgmma_commit();
+        wgmma_wait<0>();
+      }
+      mbar_arrive(empty_v(st));
+      kv_base += nblk;
+    }
+    // The output of this tile (rows without keys, e.g. all padding, get 0).
+    l0 += __shfl_xor_sync(0xffffffff, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffff, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffff, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffff, l1, 2);
+    const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
+    const WsTile w = ws_tile(tile_slot[t & 1].x, n_m, n_bh, group, p.H);
+    mbar_arrive(empty_tile(t & 1));
+    T* og = reinterpret_cast<T*>(p.o) + w.b * p.o_sb + w.h * p.o_sh;
+    const int qi0 = q0 + row0, qi1 = qi0 + 8;
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) {
+      const int col = i * 8 + 2 * tq;
+      if (qi0 < Tq)
+        *reinterpret_cast<uint32_t*>(og + (int64_t)qi0 * p.o_st + col) = TypeTraits<T>::pack(o[4 * i] * inv0, o[4 * i + 1] * inv0);
+      if (qi1 < Tq)
+        *reinterpret_cast<uint32_t*>(og + (int64_t)qi1 * p.o_st + col) = TypeTraits<T>::pack(o[4 * i + 2] * inv1, o[4 * i + 3] * inv1);
+    }
   }
 }
 

@@ -127,17 +127,28 @@ int64_t l2_head_group(int64_t Tk, int64_t D, int64_t q_per_kv) {
   return std::max<int64_t>(1, (int64_t(24) << 20) / kv_bytes * q_per_kv);
 }
 
-// The ws kernel's softmax flags (fa_prefill_ws.cuh): the optimistic softmax and tied frames are
-// on; FOXEVAL_FA_OPT=0 / FOXEVAL_FA_TIE=0 turn one off (read at every launch, so tests can run
-// every path in one process; A/B timing).
+// The ws kernel's flags (fa_prefill_ws.cuh): the optimistic softmax, tied frames and the skipping
+// of dead key blocks are on; FOXEVAL_FA_OPT=0 / FOXEVAL_FA_TIE=0 / FOXEVAL_FA_SKIP=0 turn one off
+// (read at every launch, so tests can run every path in one process; A/B timing).
 int ws_flags() {
-  return (env_switch_on("FOXEVAL_FA_OPT") ? fa::kWsOptimistic : 0) | (env_switch_on("FOXEVAL_FA_TIE") ? fa::kWsTie : 0);
+  return (env_switch_on("FOXEVAL_FA_OPT") ? fa::kWsOptimistic : 0) | (env_switch_on("FOXEVAL_FA_TIE") ? fa::kWsTie : 0) |
+         (env_switch_on("FOXEVAL_FA_SKIP") ? fa::kWsSkipDead : 0);
+}
+
+// CTAs of the persistent ws kernel: one per SM. FOXEVAL_FA_PERSIST=0 gives every query tile its
+// own CTA (the launch before the tile queue; A/B timing); FOXEVAL_FA_CTAS=N caps the grid at N
+// (tests: many tiles a CTA on small inputs). Read at every launch.
+int64_t ws_grid(int64_t n_tiles) {
+  if (!env_switch_on("FOXEVAL_FA_PERSIST")) return n_tiles;
+  int64_t ctas = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  if (const char* e = std::getenv("FOXEVAL_FA_CTAS")) ctas = std::max<int64_t>(1, std::atoll(e));
+  return std::min(n_tiles, ctas);
 }
 
 template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
 void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
   using L = fa::WsLayout<NCWG>;
-  constexpr int smem = fa::ws_smem_bytes<D, BN, STAGES, NCWG>();
+  constexpr int smem = fa::WsSmem<D, BN, STAGES, NCWG>::kBytes;
   auto kernel = fa::fa_prefill_ws_kernel<T, D, BN, STAGES, NCWG, PINGPONG, GATE>;
   static bool configured = false;
   if (!configured) {
@@ -149,27 +160,32 @@ void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at:
   const CUtensorMap tq = head_tile_map(p.q, bf16, p.B, p.H, p.Tq, D, p.q_sb, p.q_sh, p.q_st, BM);
   const CUtensorMap tk = head_tile_map(p.k, bf16, p.B, p.Hkv, p.Tk, D, p.k_sb, p.k_sh, p.k_st, BN);
   const CUtensorMap tv = head_tile_map(p.v, bf16, p.B, p.Hkv, p.Tk, D, p.v_sb, p.v_sh, p.v_st, BN);
-  at::Tensor cpad;
+  const int64_t n_m = (p.Tq + BM - 1) / BM, n_bh = (int64_t)p.B * p.H, n_tiles = n_m * n_bh;
+  TORCH_CHECK(n_tiles < (int64_t(1) << 30), "forgetting_attention_cuda: too many query blocks (", n_tiles, ")");
+  const int64_t grid = ws_grid(n_tiles);
+  // One scratch allocation: the tile queue's counter (zeroed here, 16 bytes) and the packed gate.
   const int tpad = (p.Tk + BN - 1) / BN * BN;
+  const int64_t gate_floats = GATE ? n_bh * tpad : 0;
+  at::Tensor scratch = at::empty({4 + gate_floats}, fopts);
+  int* counter = reinterpret_cast<int*>(scratch.data_ptr<float>());
+  float* cpad = GATE ? scratch.data_ptr<float>() + 4 : nullptr;
+  if (grid < n_tiles) C10_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(int), stream));
   if (GATE) {
-    cpad = at::empty({(int64_t)p.B * p.H, tpad}, fopts);
     pack_gate_kernel<<<dim3((tpad + 255) / 256 < 64 ? (tpad + 255) / 256 : 64, p.B * p.H), 256, 0, stream>>>(
-        p.c, p.c_sb, p.c_sh, p.c_st, p.H, p.Tk, tpad, cpad.data_ptr<float>());
+        p.c, p.c_sb, p.c_sh, p.c_st, p.H, p.Tk, tpad, cpad);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  const int64_t n_m = (p.Tq + BM - 1) / BM, n_bh = (int64_t)p.B * p.H;
-  TORCH_CHECK(n_m * n_bh < (int64_t(1) << 31), "forgetting_attention_cuda: too many query blocks (", n_m * n_bh, ")");
   const int group = (int)std::min<int64_t>(n_bh, l2_head_group(p.Tk, D, p.H / p.Hkv));
-  kernel<<<(unsigned)(n_m * n_bh), L::kThreads, smem, stream>>>(p, tq, tk, tv, GATE ? cpad.data_ptr<float>() : nullptr, tpad,
-                                                                  group, ws_flags());
+  kernel<<<(unsigned)grid, L::kThreads, smem, stream>>>(p, tq, tk, tv, cpad, tpad, group, ws_flags(), counter);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 // Layouts (measurements in kernels/NOTES.md): head dim 64 runs 3 consumer warpgroups (192 query
 // rows share each K/V block) in ping-pong; head dim 128 needs 240 registers per consumer thread,
 // so it runs 2 warpgroups, without ping-pong (slower there). K/V stages: 4 at head dim 64 and 3 at
-// 128 (232,040 of the 232,448 bytes of shared memory a block may have): 1-2% faster in the 760M
-// models at 64k than 3 and 2 (same-call A/B, 2026-11-25).
+// 128 (232,112 of the 232,448 bytes of shared memory a block may have; Q then has one buffer,
+// two at head dim 64): 1-2% faster in the 760M models at 64k than 3 and 2 (same-call A/B,
+// 2026-11-25).
 template <typename T, int D, bool GATE>
 void launch_prefill_ws(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
   if constexpr (D == 64) launch_prefill_ws_cfg<T, D, 128, 4, 3, true, GATE>(p, stream, fopts);

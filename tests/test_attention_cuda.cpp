@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/forgetting_attention.h"
 #include "tests/test_support.h"
@@ -110,6 +112,13 @@ void check_case(const Case& c, double tol = 1e-2) {
   CHECK(err < tol);
 }
 
+// Sets an environment variable for a scope (the kernels' A/B switches are read at every launch).
+struct Env {
+  const char* name;
+  Env(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~Env() { unsetenv(name); }
+};
+
 }  // namespace
 
 TEST_CASE("forgetting attention cuda: supports() rejects what it cannot run") {
@@ -183,11 +192,6 @@ TEST_CASE("forgetting attention cuda: prefill matches fp64") {
 // past fp32's exp2 range: inf) log2 units, with a gate that barely decays and without one.
 TEST_CASE("forgetting attention cuda: every softmax path of the Hopper kernel") {
   SKIP_WITHOUT_CUDA();
-  struct Env {
-    const char* name;
-    Env(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-    ~Env() { unsetenv(name); }
-  };
   const char* modes[][3] = {{"exact", "0", "0"}, {"per-row frames", "1", "0"}, {"tied frames", "1", "1"}};
   for (const auto& m : modes) {
     Env opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]);
@@ -268,5 +272,53 @@ TEST_CASE("forgetting attention cuda: adaptive pruning stays within its bound") 
     // Each skipped key weighs <= exp(2R - 20) relative to the diagonal; R is large for randn,
     // so only check it stays a sane attention output here.
     CHECK(err < 0.5);
+  }
+}
+
+// The Hopper kernel is persistent: one CTA per SM takes query tiles from a queue, so a CTA runs
+// many tiles (rings of K/V, Q and tile indices carried across them) and which CTA runs a tile
+// depends on timing. A tile's output must not: every grid gives the same bits as one CTA per
+// tile (FOXEVAL_FA_PERSIST=0), down to a single CTA. Skipping dead key blocks (those wholly after
+// a warpgroup's rows) must give the same bits as computing them (FOXEVAL_FA_SKIP=0: exp2(-inf) = 0
+// there, so they add nothing). The cases have many tiles a CTA, fully padded query tiles (no key
+// block at all: seq_start past them), chunked queries and tiles of one key block.
+TEST_CASE("forgetting attention cuda: the persistent Hopper kernel gives the same bits in any grid") {
+  SKIP_WITHOUT_CUDA();
+  const auto* prop = at::cuda::getCurrentDeviceProperties();
+  if (prop->major != 9) {
+    MESSAGE("not a Hopper GPU: the persistent kernel does not run here");
+    return;
+  }
+  std::vector<Case> cases(4);
+  cases[0].name = "d64 bf16 gated, left padding past whole tiles";
+  cases[0].B = 8; cases[0].H = 2; cases[0].Hkv = 2; cases[0].Tq = cases[0].Tk = 1100; cases[0].left_pad = true;
+  cases[1].name = "d128 fp16 no gate GQA";
+  cases[1].B = 2; cases[1].H = 4; cases[1].Hkv = 2; cases[1].Tq = cases[1].Tk = 777; cases[1].D = 128;
+  cases[1].dtype = at::kHalf; cases[1].gate = false;
+  cases[2].name = "d64 bf16 chunked Tq=700 Tk=1333 strong decay";
+  cases[2].B = 2; cases[2].H = 6; cases[2].Hkv = 2; cases[2].Tq = 700; cases[2].Tk = 1333; cases[2].gate_bias = 0.0;
+  cases[3].name = "d128 bf16 gated, left padding";
+  cases[3].B = 3; cases[3].H = 2; cases[3].Hkv = 2; cases[3].Tq = cases[3].Tk = 1500; cases[3].D = 128; cases[3].left_pad = true;
+  for (const Case& c : cases) {
+    auto a = make_args(c, 77);
+    at::Tensor per_tile;
+    {
+      Env persist("FOXEVAL_FA_PERSIST", "0");
+      per_tile = foxeval::forgetting_attention_cuda(a);
+    }
+    const double err = rel_err(per_tile, reference_fp64(a));
+    MESSAGE(c.name << ": rel err " << err);
+    CHECK(err < 1e-2);
+    for (const char* ctas : {"", "1", "3", "7"}) {  // "": one CTA per SM (or per tile, if fewer)
+      std::unique_ptr<Env> grid;
+      if (ctas[0]) grid = std::make_unique<Env>("FOXEVAL_FA_CTAS", ctas);
+      for (const char* skip : {"1", "0"}) {
+        Env dead("FOXEVAL_FA_SKIP", skip);
+        poison_allocator();
+        auto out = foxeval::forgetting_attention_cuda(a);
+        INFO(c.name << ", CTAs " << (ctas[0] ? ctas : "one per SM") << ", skip dead blocks " << skip);
+        CHECK(at::equal(out, per_tile));
+      }
+    }
   }
 }
