@@ -6,6 +6,8 @@
 # device tool's 600 s a call). OUTDIR gets six files (the device tool returns at most 8): the two
 # test logs, prefill.json, prefill-swapped.json, gpu-clocks.csv, attention.json; build.log too
 # when the build fails.
+# FAMILIES="fox_pro transformer_pro" adds scripts/device_determinism.sh for those families (its
+# lines on stdout) before the test binary.
 # Usage: scripts/device_prefill_check.sh OUTDIR   (carry .deps, from scripts/gpu_deps.sh)
 # The 4 tests that read ../shared/fixtures/trained fail there: shared/ does not travel.
 set -uo pipefail
@@ -25,6 +27,11 @@ echo "attention tests rc=$?"; grep -E "test cases|ERROR" "$out/attention-tests.l
 SWAPPED=1 timeout 170 "$here/scripts/device_prefill_bench.sh" /tmp/foxeval-prefill 2>&1 | grep -v "^    "
 for f in prefill.json prefill-swapped.json gpu-clocks.csv; do cp "/tmp/foxeval-prefill/$f" "$out/" 2>/dev/null; done
 timeout 60 "$here/build-gpu/foxeval" bench attention --out "$out/attention.json" 2>/dev/null
+if [ -n "${FAMILIES:-}" ]; then  # two identical loss runs per family give the same bits
+  # shellcheck disable=SC2086
+  timeout 150 "$here/scripts/device_determinism.sh" /tmp/foxeval-det $FAMILIES
+  echo "determinism rc=$? (at ${SECONDS}s)"
+fi
 if [ "$(left)" -gt 20 ]; then
   timeout "$(left)" "$tests" >"$out/all-tests.log" 2>&1
   echo "all tests rc=$? (at ${SECONDS}s)"; grep -E "test cases|ERROR" "$out/all-tests.log" | head -12
