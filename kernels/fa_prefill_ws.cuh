@@ -3,8 +3,8 @@
 // A CTA has NCWG consumer warpgroups (64 query rows each, BM = 64 NCWG) and one producer
 // warpgroup that gives its registers to the consumers (setmaxnreg: 24 per producer thread,
 // 240 (NCWG = 2) or 160 (NCWG = 3) per consumer thread; head dim 128 needs the 240). The
-// producer's elected lane streams Q once and then K, V and the block's gate values through
-// STAGES-deep rings with the bulk-copy engine (TMA for the 128B-swizzled K/V tiles, a plain
+// producer's elected lane streams each tile's Q once and then K, V and the block's gate values
+// through STAGES-deep rings with the bulk-copy engine (TMA for the 128B-swizzled K/V tiles, a plain
 // bulk copy for the fp32 gate values), each slot guarded by a "full" transaction barrier that
 // the copies count down and an "empty" barrier that all consumer threads arrive at once they
 // are done with the slot. So the consumers never compute an address or wait at a CTA-wide
@@ -130,8 +130,8 @@ __device__ __forceinline__ bool warpgroup_any(bool pred, int id) {
 }
 
 // Kernel flags: the optimistic softmax, tied frames (bf16 with the gate); see the consumers.
-// kWsSkipDead: a consumer warpgroup skips the key blocks that lie wholly after its last row
-// (every score masked): no S, no softmax, no PV for them.
+// kWsSkipDead: a consumer warpgroup skips the key block that lies wholly after its last row
+// (every score masked; at most the first one a tile visits): no S and no softmax, P = 0.
 constexpr int kWsOptimistic = 1, kWsTie = 2, kWsSkipDead = 4;
 
 // Query tile `tile` of the launch order (tiles start in this order): (b, h) pairs in groups of

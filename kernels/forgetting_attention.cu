@@ -141,7 +141,12 @@ int ws_flags() {
 int64_t ws_grid(int64_t n_tiles) {
   if (!env_switch_on("FOXEVAL_FA_PERSIST")) return n_tiles;
   int64_t ctas = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  if (const char* e = std::getenv("FOXEVAL_FA_CTAS")) ctas = std::max<int64_t>(1, std::atoll(e));
+  if (const char* e = std::getenv("FOXEVAL_FA_CTAS")) {
+    char* end = nullptr;
+    const long long n = std::strtoll(e, &end, 10);
+    TORCH_CHECK(end != e && *end == '\0' && n >= 1, "FOXEVAL_FA_CTAS must be a whole number >= 1, got '", e, "'");
+    ctas = n;
+  }
   return std::min(n_tiles, ctas);
 }
 
