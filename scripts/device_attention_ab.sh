@@ -9,18 +9,16 @@ set -uo pipefail
 out="$1"; shift
 here="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$out"
-# shellcheck source=/dev/null
-if ! source "$here/scripts/device_build.sh" foxeval foxeval_tests >/tmp/foxeval-build.log 2>&1; then
-  cp /tmp/foxeval-build.log "$out/build.log"; tail -30 "$out/build.log"; exit 1
-fi
-set +e
-echo "build done at ${SECONDS}s"
+# shellcheck source=scripts/device_lib.sh
+source "$here/scripts/device_lib.sh"
+device_build_or_exit "$out" foxeval foxeval_tests
 timeout 200 "$here/build-gpu/foxeval_tests" -tc='forgetting attention cuda*' >"$out/attention-tests.log" 2>&1
 echo "attention tests rc=$? (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED|CHECK" "$out/attention-tests.log" | head -12
 settings=("$@"); [ ${#settings[@]} -eq 0 ] && settings=("")
 for round in $(seq 1 "${ROUNDS:-2}"); do
   for i in "${!settings[@]}"; do
     f="$out/ab-$round-$i.json"
+    # shellcheck disable=SC2086  # a setting may hold several VAR=value words
     env ${settings[$i]} timeout 90 "$here/build-gpu/foxeval" bench attention --out "$f" >/dev/null 2>&1
     python3 - "$f" "round $round [${settings[$i]:-default}]" <<'PY'
 import json, sys

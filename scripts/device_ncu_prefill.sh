@@ -9,12 +9,9 @@ set -uo pipefail
 out="$1"; fam="$2"; regex="$3"; shift 3
 here="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$out"
-# shellcheck source=/dev/null
-if ! source "$here/scripts/device_build.sh" foxeval >/tmp/foxeval-build.log 2>&1; then
-  cp /tmp/foxeval-build.log "$out/build.log"; tail -30 "$out/build.log"; exit 1
-fi
-set +e
-echo "build done at ${SECONDS}s"
+# shellcheck source=scripts/device_lib.sh
+source "$here/scripts/device_lib.sh"
+device_build_or_exit "$out" foxeval
 [ -d "/tmp/ckpt-$fam" ] || python3 "$here/scripts/make_random_checkpoint.py" "$fam" "/tmp/ckpt-$fam" --bf16 >/dev/null
 settings=("$@"); [ ${#settings[@]} -eq 0 ] && settings=("")
 for i in "${!settings[@]}"; do

@@ -11,12 +11,9 @@ set -uo pipefail
 out="$1"; shift
 here="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$out"
-# shellcheck source=/dev/null
-if ! source "$here/scripts/device_build.sh" foxeval foxeval_tests >/tmp/foxeval-build.log 2>&1; then
-  cp /tmp/foxeval-build.log "$out/build.log"; tail -30 "$out/build.log"; exit 1
-fi
-set +e
-echo "build done at ${SECONDS}s"
+# shellcheck source=scripts/device_lib.sh
+source "$here/scripts/device_lib.sh"
+device_build_or_exit "$out" foxeval foxeval_tests
 timeout 200 "$here/build-gpu/foxeval_tests" -tc="${TESTS:-the one-kernel prefill glue*}" >"$out/tests.log" 2>&1
 echo "tests rc=$? (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED" "$out/tests.log" | head -12
 for fam in fox_pro transformer_pro; do

@@ -15,12 +15,9 @@ out="$1"; deadline="${DEADLINE:-560}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$out"
 left() { echo $((deadline - SECONDS)); }
-# shellcheck source=/dev/null
-if ! source "$here/scripts/device_build.sh" foxeval foxeval_tests >/tmp/foxeval-build.log 2>&1; then
-  cp /tmp/foxeval-build.log "$out/build.log"; tail -30 "$out/build.log"; exit 1
-fi
-set +e
-echo "build done at ${SECONDS}s"
+# shellcheck source=scripts/device_lib.sh
+source "$here/scripts/device_lib.sh"
+device_build_or_exit "$out" foxeval foxeval_tests
 tests="$here/build-gpu/foxeval_tests"
 timeout 150 "$tests" -tc='forgetting attention cuda*' >"$out/attention-tests.log" 2>&1
 echo "attention tests rc=$?"; grep -E "test cases|ERROR" "$out/attention-tests.log" | head -5
