@@ -36,6 +36,16 @@
 // the probability matters (the two are then within a few hundred log2 units of each other), so
 // nothing is rounded at the magnitude of c (-1e4 at long context).
 //
+// Gate on the tensor cores (GTC: bf16, head dim 64, the FoX models): the column term rides in
+// S = Q K^T itself. A gate warp of the producer warpgroup writes g_j = (c_r - c_j) / sl2 per key
+// (c_r: the block's first key; exact, as keys of one block) as three bf16 columns (hi, mid, lo:
+// fp32's 24 bits) into a B operand, and one more wgmma k-step against a tile of ones adds their
+// sum to each score: sl2 S = (s sl2 - c_j) + c_r, the gated score in the block's frame. The
+// softmax then subtracts one value per row, f_i + c_r, as without a gate (no column FADD, no
+// gate loads, no tied frames), for 25% more work in S on the tensor cores, which have it to
+// spare: gated 4 x 4k x 24 x 64 9% faster, 64k 2% (kernels/NOTES.md). fp16 cannot hold g
+// (up to ~1e4 / sl2) and head dim 128 has no shared memory left: they keep the ALU column term.
+//
 // The loop is limited by instruction issue, so each FP32 instruction per score counts (~7% each
 // at head dim 64, kernels/NOTES.md). The optimistic softmax takes a block's probabilities in the
 // running frames without this block's maxima, checks them by their row sums, and computes them
@@ -97,13 +107,19 @@ template <int NCWG> struct WsLayout {
 template <int N> __device__ __forceinline__ void regs_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
 template <int N> __device__ __forceinline__ void regs_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
 
-// Shared memory: Q (kQBuffers tiles), the K and V rings, the gate ring, the barriers and the
-// tile ring. Q gets a second buffer where it fits in the 232,448 bytes a block may have.
-template <int D, int BN, int STAGES, int NCWG> struct WsSmem {
+// Shared memory: Q (kQBuffers tiles), the K and V rings, with GTC the gate operands of S (below),
+// the gate ring, the barriers and the tile ring. Q gets a second buffer where it fits in the
+// 232,448 bytes a block may have.
+template <int D, int BN, int STAGES, int NCWG, bool GTC = false> struct WsSmem {
   static constexpr int kQTile = WsLayout<NCWG>::kBM * D * 2;
   static constexpr int kKvTile = BN * D * 2;
-  static constexpr int kBarriers = 4 * STAGES + 2 * 2 + 2 * 2;  // K/V full/empty, Q full/empty, tile full/empty
-  static constexpr int kFixed = 1024 + 2 * STAGES * kKvTile + STAGES * BN * 4 + 8 * kBarriers + 2 * 16;
+  // GTC: the gate's k-step of S = Q K^T, both operands in the 128B-swizzled K-major layout of Q and
+  // K: B = [BN keys][64] whose 32-byte column pair 2s, 2s + 1 holds ring slot s's gate terms (so up
+  // to 4 slots), A = [64 rows][64] of ones in columns 0..2, shared by the warpgroups.
+  static constexpr int kGateOps = GTC ? BN * 128 + 64 * 128 : 0;
+  // K/V full/empty, Q full/empty, tile full/empty, with GTC the gate operands' full barriers.
+  static constexpr int kBarriers = (GTC ? 5 : 4) * STAGES + 2 * 2 + 2 * 2;
+  static constexpr int kFixed = 1024 + 2 * STAGES * kKvTile + kGateOps + STAGES * BN * 4 + 8 * kBarriers + 2 * 16;
   static constexpr int kQBuffers = kFixed + 2 * kQTile <= 232448 ? 2 : 1;
   static constexpr int kBytes = kFixed + kQBuffers * kQTile;
 };
@@ -148,14 +164,18 @@ __device__ __forceinline__ WsTile ws_tile(int tile, int n_m, int n_bh, int group
   return {bh / H, bh % H, n_m - 1 - r / gsize};
 }
 
-template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
+template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE, bool GTC = false>
 __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     fa_prefill_ws_kernel(const FaParams p, const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                          const __grid_constant__ CUtensorMap tm_v, const float* __restrict__ cpad, int tpad, int group,
                          int flags, int* __restrict__ tile_counter) {
   using L = WsLayout<NCWG>;
-  using M = WsSmem<D, BN, STAGES, NCWG>;
+  using M = WsSmem<D, BN, STAGES, NCWG, GTC>;
   constexpr int BM = L::kBM;
+  static_assert(!GTC || (GATE && std::is_same_v<T, __nv_bfloat16> && STAGES <= 4 && BN == 128),
+                "the gate on the tensor cores: bf16 (whose range holds any gate term), 4 slots in a 64-column tile");
+  // The gate's column terms on ALU (one FADD per column and row pair) or, GTC, in S itself.
+  constexpr bool COLGATE = GATE && !GTC;
   constexpr int TILE = M::kKvTile;  // bytes of one K or V tile
   constexpr int QB = M::kQBuffers, QTILE = M::kQTile;
   extern __shared__ unsigned char smem_raw[];
@@ -163,7 +183,9 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   const uint32_t sQ = (sraw + 1023) & ~1023u;
   const uint32_t sK0 = sQ + QB * QTILE;
   const uint32_t sV0 = sK0 + STAGES * TILE;
-  const uint32_t sC0 = sV0 + STAGES * TILE;
+  const uint32_t sG = sV0 + STAGES * TILE;  // GTC: the gate operands (1024-aligned: TILE is)
+  const uint32_t sOnes = sG + BN * 128;
+  const uint32_t sC0 = sV0 + STAGES * TILE + M::kGateOps;
   const uint32_t bar0 = sC0 + STAGES * BN * 4;
   auto full_k = [&](int s) { return bar0 + 8 * s; };
   auto full_v = [&](int s) { return bar0 + 8 * (STAGES + s); };
@@ -173,6 +195,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   auto empty_q = [&](int s) { return bar0 + 8 * (4 * STAGES + 2 + s); };
   auto full_tile = [&](int s) { return bar0 + 8 * (4 * STAGES + 4 + s); };
   auto empty_tile = [&](int s) { return bar0 + 8 * (4 * STAGES + 6 + s); };
+  auto full_g = [&](int s) { return bar0 + 8 * (4 * STAGES + 8 + s); };  // GTC
   // The tile ring: {tile, first key block, end key block, seq_start} a slot.
   // (Plain accesses: the barrier asm around them is a compiler memory fence.)
   int4* tile_slot = reinterpret_cast<int4*>(smem_raw + (bar0 + 8 * M::kBarriers - sraw));
@@ -192,9 +215,19 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
       mbar_init(full_q(s), 1);
       mbar_init(empty_q(s), L::kConsumerThreads);
       mbar_init(full_tile(s), 1);
-      mbar_init(empty_tile(s), L::kConsumerThreads);
+      mbar_init(empty_tile(s), L::kConsumerThreads + (GTC ? 32 : 0));  // GTC: the gate warp reads it too
     }
+    if (GTC)
+      for (int s = 0; s < STAGES; ++s) mbar_init(full_g(s), 32);  // the gate warp's lanes
     mbar_fence_init();
+  }
+  if (GTC) {  // the gate operands: zeros, and A's ones (bf16 1.0, columns 0..2 of each row)
+    uint4* g4 = reinterpret_cast<uint4*>(smem_raw + (sG - sraw));
+    for (int i = threadIdx.x; i < M::kGateOps / 16; i += L::kThreads) {
+      const int r = i / 8 - BN, chunk = i % 8;  // r >= 0: row r of A, at 16-byte chunk (logical ^ (r & 7))
+      g4[i] = r >= 0 && (chunk ^ (r & 7)) == 0 ? make_uint4(0x3F803F80u, 0x00003F80u, 0u, 0u) : make_uint4(0u, 0u, 0u, 0u);
+    }
+    fence_proxy_async_shared();
   }
   __syncthreads();  // the only CTA-wide barrier
 
@@ -239,6 +272,46 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
           for (int d0 = 0; d0 < D / 64; ++d0) tma_load_4d(sV0 + st * TILE + d0 * BN * 128, &tm_v, full_v(st), d0 * 64, kb, hk, w.b);
         }
       }
+    } else if (GTC && warp == L::kConsumerThreads / 32 + 1) {
+      // The gate warp: per key block (in ring order, as the consumers take them) the gate's column
+      // terms g_j = (c_r - c_j) / sl2 into the B operand of S's extra k-step (c_r: the block's
+      // first key), split over three bf16 columns (hi + mid + lo: fp32's 24 bits), so that S
+      // comes out as q.k + g and sl2 S = (s sl2 - c_j) + c_r, the column-gated score in the
+      // block's frame. c_r - c_j is exact (Sterbenz: keys of one block), as on the ALU path.
+      const float* sCg = reinterpret_cast<const float*>(smem_raw + (sC0 - sraw));
+      unsigned char* gb = smem_raw + (sG - sraw);
+      const float inv_sl2 = 1.f / p.scale_log2;
+      int kv_it = 0;
+      for (int t = 0;; ++t) {
+        mbar_wait(full_tile(t & 1), (t >> 1) & 1);
+        const int4 slot = tile_slot[t & 1];
+        mbar_arrive(empty_tile(t & 1));
+        if (slot.x >= n_tiles) break;
+        for (int it = 0; it < slot.z - slot.y; ++it, ++kv_it) {
+          const int st = kv_it % STAGES;
+          mbar_wait(full_k(st), (kv_it / STAGES) & 1);  // the gate values came with K
+          const float cr = sCg[st * BN];
+#pragma unroll
+          for (int q = 0; q < BN / 32; ++q) {
+            const int j = q * 32 + lane;
+            const float gj = (cr - sCg[st * BN + j]) * inv_sl2;
+            const __nv_bfloat16 hi = __float2bfloat16_rn(gj);
+            const float r1 = gj - __bfloat162float(hi);
+            const __nv_bfloat16 mid = __float2bfloat16_rn(r1);
+            const __nv_bfloat16 lo = __float2bfloat16_rn(r1 - __bfloat162float(mid));
+            __nv_bfloat162 w0, w1;
+            w0.x = hi;
+            w0.y = mid;
+            w1.x = lo;
+            w1.y = __float2bfloat16_rn(0.f);
+            // Row j, logical 16-byte chunk 2 st (columns 0..7 of slot st's pair) under the swizzle.
+            *reinterpret_cast<uint2*>(gb + j * 128 + (((2 * st) ^ (j & 7)) << 4)) =
+                make_uint2(*reinterpret_cast<uint32_t*>(&w0), *reinterpret_cast<uint32_t*>(&w1));
+          }
+          fence_proxy_async_shared();
+          mbar_arrive(full_g(st));
+        }
+      }
     }
     return;
   }
@@ -272,6 +345,8 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
   };
   uint32_t qoff = 0;  // the current tile's Q buffer (bytes from the first)
+  // GTC: the gate's k-step, ones (A, every warpgroup) times slot st's gate terms (B, column pair st).
+  const uint64_t dones = gmma_desc(sOnes, 16, 1024), dg0 = gmma_desc(sG, 16, 1024);
   auto issue_s = [&](int st) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
@@ -279,6 +354,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
       WgOp<T, BN>::ss(s, desc_at(dq0, qoff + (kk >> 2) * (BM * 128) + koff), desc_at(dk0, st * TILE + (kk >> 2) * (BN * 128) + koff),
                       kk > 0 ? 1 : 0);
     }
+    if constexpr (GTC) WgOp<T, BN>::ss(s, dones, desc_at(dg0, st << 5), 1);
   };
   auto issue_pv = [&](int st) {
 #pragma unroll
@@ -332,18 +408,20 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     // has a frame there). TIED: one column term for both rows.
     auto exp_frame = [&](auto tied_c, float& rs0, float& rs1) {
       constexpr bool TIED = decltype(tied_c)::value;
+      // GTC: S holds the column term, in the block's frame (c_r); the rows' subtrahends f + c_r.
+      const float cr = GTC ? sc[0] : 0.f, w0 = -(f0 + cr), w1 = -(f1 + cr);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
         float a0x, a0y, a1x, a1y;  // exponent addends: rows 0/1, columns x/y
-        if (GATE) {
+        if (COLGATE) {
           const float2 cj = *reinterpret_cast<const float2*>(sc + j * 8 + 2 * tq);
           a0x = -(cj.x + f0);
           a0y = -(cj.y + f0);
           a1x = TIED ? a0x : -(cj.x + f1);
           a1y = TIED ? a0y : -(cj.y + f1);
         } else {
-          a0x = a0y = -f0;
-          a1x = a1y = -f1;
+          a0x = a0y = w0;
+          a1x = a1y = w1;
         }
         s[4 * j] = fast_exp2(fmaf(s[4 * j], sl2, a0x));
         s[4 * j + 1] = fast_exp2(fmaf(s[4 * j + 1], sl2, a0y));
@@ -356,7 +434,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     mask();
     if (frames) {
       float rs0 = 0.f, rs1 = 0.f;
-      if (GATE && tied) exp_frame(std::true_type{}, rs0, rs1);
+      if (COLGATE && tied) exp_frame(std::true_type{}, rs0, rs1);
       else exp_frame(std::false_type{}, rs0, rs1);
       if (!warpgroup_any(!(rs0 <= kOptimisticMax) || !(rs1 <= kOptimisticMax), kVoteBarrier + wg)) {
         resc = false;
@@ -375,7 +453,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     // order). With the gate the scores are first taken in the block's frame, t + c_r with c_r = c
     // of its first key, so the column terms c_r - c_j are exact; m - c_r is then gate-free.
     const float cr = GATE ? sc[0] : 0.f;
-    if (GATE) {
+    if (COLGATE) {
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
         const float2 cj = *reinterpret_cast<const float2*>(sc + j * 8 + 2 * tq);
@@ -406,9 +484,12 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffff, mx1, 1));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffff, mx1, 2));
     // In the frames' terms (-inf stays -inf): gate-free, or scaled (sl2 > 0 commutes with max).
-    if (GATE) {
+    if (COLGATE) {
       mx0 -= cr;
       mx1 -= cr;
+    } else if (GTC) {  // S = q.k + g: sl2 S is in the block's frame
+      mx0 = fmaf(mx0, sl2, -cr);
+      mx1 = fmaf(mx1, sl2, -cr);
     } else {
       mx0 *= sl2;
       mx1 *= sl2;
@@ -445,7 +526,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     // FlashAttention-3's softmax).
     const float u0 = f0 == -INFINITY ? 0.f : (GATE ? f0 + cr : f0);
     const float u1 = f1 == -INFINITY ? 0.f : (GATE ? f1 + cr : f1);
-    const float k = GATE ? 1.f : sl2;
+    const float k = COLGATE ? 1.f : sl2;
     float rs0 = 0.f, rs1 = 0.f;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
@@ -508,7 +589,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     l0 = l1 = 0.f;
     resc = true;
     f0 = f1 = e0 = e1 = -INFINITY;
-    tied = GATE && std::is_same_v<T, __nv_bfloat16> && (flags & kWsTie);
+    tied = COLGATE && std::is_same_v<T, __nv_bfloat16> && (flags & kWsTie);
     frames = false;
 
     // Ping-pong: the last warpgroup opens the ring for the first (and skips its own last signal,
@@ -520,6 +601,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
       mbar_wait(full_q(qs), (q_it / QB) & 1);
       const int st = kv_base % STAGES;
       mbar_wait(full_k(st), (kv_base / STAGES) & 1);
+      if (GTC && !dead) mbar_wait(full_g(st), (kv_base / STAGES) & 1);
       if (!dead) {
         wgmma_fence();
         issue_s(st);
@@ -536,6 +618,7 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
     for (int it = 1; it < nblk; ++it) {
       const int st = (kv_base + it) % STAGES, pst = (kv_base + it - 1) % STAGES;
       mbar_wait(full_k(st), ((kv_base + it) / STAGES) & 1);
+      if (GTC) mbar_wait(full_g(st), ((kv_base + it) / STAGES) & 1);
       mbar_wait(full_v(pst), ((kv_base + it - 1) / STAGES) & 1);  // issued before K_it: already there
       if (PINGPONG) named_bar_sync(1 + wg, 256);  // my turn on the tensor cores
       wgmma_fence();

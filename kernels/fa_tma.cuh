@@ -30,6 +30,10 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
       : "memory");
 }
 
+// Makes this thread's plain (generic-proxy) shared-memory writes visible to the async proxy (wgmma
+// operands, TMA), before a barrier that orders them for the readers.
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
 // Tile copy global -> shared through a tensor map (CUtensorMap passed as a __grid_constant__
 // kernel parameter); coordinates innermost first. Rows outside the tensor are zero-filled and
 // still count toward the barrier's bytes.

@@ -150,11 +150,11 @@ int64_t ws_grid(int64_t n_tiles) {
   return std::min(n_tiles, ctas);
 }
 
-template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE>
+template <typename T, int D, int BN, int STAGES, int NCWG, bool PINGPONG, bool GATE, bool GTC = false>
 void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
   using L = fa::WsLayout<NCWG>;
-  constexpr int smem = fa::WsSmem<D, BN, STAGES, NCWG>::kBytes;
-  auto kernel = fa::fa_prefill_ws_kernel<T, D, BN, STAGES, NCWG, PINGPONG, GATE>;
+  constexpr int smem = fa::WsSmem<D, BN, STAGES, NCWG, GTC>::kBytes;
+  auto kernel = fa::fa_prefill_ws_kernel<T, D, BN, STAGES, NCWG, PINGPONG, GATE, GTC>;
   static bool configured = false;
   if (!configured) {
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -191,10 +191,22 @@ void launch_prefill_ws_cfg(const fa::FaParams& p, cudaStream_t stream, const at:
 // 128 (232,112 of the 232,448 bytes of shared memory a block may have; Q then has one buffer,
 // two at head dim 64): 1-2% faster in the 760M models at 64k than 3 and 2 (same-call A/B,
 // 2026-11-25).
+//
+// The gate of bf16 head dim 64 (the FoX models) rides on the tensor cores (GTC: S = Q K^T gets one
+// more k-step that adds each key's gate term; fa_prefill_ws.cuh), which leaves the softmax as
+// short as without a gate. FOXEVAL_FA_GTC=0 takes the ALU column gate instead (A/B; read at every
+// launch). Head dim 128 has no shared memory left for the gate operands; fp16 could not hold the
+// gate terms (up to ~1e4 / sl2).
 template <typename T, int D, bool GATE>
 void launch_prefill_ws(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
-  if constexpr (D == 64) launch_prefill_ws_cfg<T, D, 128, 4, 3, true, GATE>(p, stream, fopts);
-  else launch_prefill_ws_cfg<T, D, 128, 3, 2, false, GATE>(p, stream, fopts);
+  if constexpr (D == 64) {
+    if constexpr (GATE && std::is_same_v<T, __nv_bfloat16>) {
+      if (env_switch_on("FOXEVAL_FA_GTC")) return launch_prefill_ws_cfg<T, D, 128, 4, 3, true, GATE, true>(p, stream, fopts);
+    }
+    launch_prefill_ws_cfg<T, D, 128, 4, 3, true, GATE>(p, stream, fopts);
+  } else {
+    launch_prefill_ws_cfg<T, D, 128, 3, 2, false, GATE>(p, stream, fopts);
+  }
 }
 
 // Prefill kernel choice. Default on sm_90: the warp-specialized TMA kernel (ws); elsewhere the

@@ -182,9 +182,10 @@ TEST_CASE("forgetting attention cuda: prefill matches fp64") {
   check_case(c);
 }
 
-// The Hopper kernel's softmax paths, each forced in turn (FOXEVAL_FA_OPT, FOXEVAL_FA_TIE; read at
-// every launch): exact only, optimistic with per-row frames, optimistic with a thread's two rows
-// (8 apart) in one frame. A gate bias of -12 decays ~17 log2 units a token, so the two rows'
+// The Hopper kernel's softmax paths, each forced in turn (FOXEVAL_FA_OPT, FOXEVAL_FA_TIE,
+// FOXEVAL_FA_GTC; read at every launch): exact only, optimistic with per-row frames, optimistic
+// with a thread's two rows (8 apart) in one frame; bf16 head dim 64 takes the gate on the tensor
+// cores in the first three (tied frames do not apply there) and the ALU column gate in the last. A gate bias of -12 decays ~17 log2 units a token, so the two rows'
 // maxima lie ~140 apart and tied warps must untie before bf16 P underflows; -2 keeps them ~25
 // apart (tied throughout). The optimistic path falls back to computing S again and the exact path
 // where a block raises the frames (row sums over 2^15, or inf): keys 0..63 scaled up make the
@@ -192,9 +193,12 @@ TEST_CASE("forgetting attention cuda: prefill matches fp64") {
 // past fp32's exp2 range: inf) log2 units, with a gate that barely decays and without one.
 TEST_CASE("forgetting attention cuda: every softmax path of the Hopper kernel") {
   SKIP_WITHOUT_CUDA();
-  const char* modes[][3] = {{"exact", "0", "0"}, {"per-row frames", "1", "0"}, {"tied frames", "1", "1"}};
+  const char* modes[][4] = {{"exact", "0", "0", "1"},
+                            {"per-row frames", "1", "0", "1"},
+                            {"tied frames", "1", "1", "1"},
+                            {"ALU gate, tied frames", "1", "1", "0"}};
   for (const auto& m : modes) {
-    Env opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]);
+    Env opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]), gtc("FOXEVAL_FA_GTC", m[3]);
     // Both head dims and dtypes of case c, named after the mode and `what`.
     auto each_dim_dtype = [&](Case c, const std::string& what) {
       for (int64_t D : {64, 128}) {
