@@ -90,17 +90,23 @@ struct Pass {
   double seconds_per_doc = 0;
 };
 
+// The gates are captured in a forward of their own (untimed, document 0): with a capture the model
+// computes log f itself instead of in its fused cumulative-gate kernel, a different rounding, so
+// a captured forward's loss would differ from the pruned runs' by more than the pruning does.
 Pass run_docs(CausalLM& model, const std::vector<Doc>& docs, GateCapture* capture) {
+  if (capture) {
+    model.set_capture(capture);
+    (void)token_logprobs(model, docs.at(0).input, docs.at(0).labels);
+    model.set_capture(nullptr);
+  }
   Pass p;
   double total = 0;
   for (size_t d = 0; d < docs.size(); ++d) {
-    model.set_capture(d == 0 ? capture : nullptr);
     c10::cuda::device_synchronize();
     const auto t0 = std::chrono::steady_clock::now();
     at::Tensor loss = token_logprobs(model, docs[d].input, docs[d].labels).neg();
     c10::cuda::device_synchronize();
     total += seconds_since(t0);
-    model.set_capture(nullptr);
     if (!at::isfinite(loss).all().item<bool>()) throw Error(fmt::format("document {}: non-finite per-token loss", d));
     p.loss.push_back(loss);
   }
