@@ -43,15 +43,15 @@
 // sum to each score: sl2 S = (s sl2 - c_j) + c_r, the gated score in the block's frame. The
 // softmax then subtracts one value per row, f_i + c_r, as without a gate (no column FADD, no
 // gate loads, no tied frames), for 25% more work in S on the tensor cores, which have it to
-// spare: gated 4 x 4k x 24 x 64 9% faster, 64k 2% (kernels/NOTES.md). fp16 cannot hold g
+// spare: gated 4 x 4k x 24 x 64 ~6% faster, 16k ~4%, 64k ~2% (medians, kernels/NOTES.md). fp16 cannot hold g
 // (up to ~1e4 / sl2) and head dim 128 has no shared memory left: they keep the ALU column term.
 //
 // The loop is limited by instruction issue, so each FP32 instruction per score counts (~7% each
 // at head dim 64, kernels/NOTES.md). The optimistic softmax takes a block's probabilities in the
 // running frames without this block's maxima, checks them by their row sums, and computes them
 // exactly (maxima first) only where a block raised a maximum. A thread's two rows share one
-// frame where they can (bf16 with the gate), so one FADD serves both rows' column term. Per
-// score, in the optimistic path: FFMA + MUFU + FADD (row sum), plus FADD / 2 with the gate.
+// frame where they can (bf16 with the ALU gate), so one FADD serves both rows' column term. Per
+// score, in the optimistic path: FFMA + MUFU + FADD (row sum), plus FADD / 2 with the ALU gate.
 #pragma once
 #include "fa_common.cuh"
 #include "fa_prefill.cuh"
@@ -145,7 +145,7 @@ __device__ __forceinline__ bool warpgroup_any(bool pred, int id) {
   return r != 0;
 }
 
-// Kernel flags: the optimistic softmax, tied frames (bf16 with the gate); see the consumers.
+// Kernel flags: the optimistic softmax, tied frames (bf16 with the ALU gate); see the consumers.
 // kWsSkipDead: a consumer warpgroup skips the key block that lies wholly after its last row
 // (every score masked; at most the first one a tile visits): no S and no softmax, P = 0.
 constexpr int kWsOptimistic = 1, kWsTie = 2, kWsSkipDead = 4;
