@@ -12,20 +12,20 @@ mkdir -p "$out"
 # shellcheck source=scripts/device_lib.sh
 source "$here/scripts/device_lib.sh"
 device_build_or_exit "$out" foxeval foxeval_tests
-timeout 200 "$here/build-gpu/foxeval_tests" -tc='forgetting attention cuda*' >"$out/attention-tests.log" 2>&1
-echo "attention tests rc=$? (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED|CHECK" "$out/attention-tests.log" | head -12
-settings=("$@"); [ ${#settings[@]} -eq 0 ] && settings=("")
-for round in $(seq 1 "${ROUNDS:-2}"); do
-  for i in "${!settings[@]}"; do
-    f="$out/ab-$round-$i.json"
-    # shellcheck disable=SC2086  # a setting may hold several VAR=value words
-    env ${settings[$i]} timeout 90 "$here/build-gpu/foxeval" bench attention --out "$f" >/dev/null 2>&1
-    python3 - "$f" "round $round [${settings[$i]:-default}]" <<'PY'
+device_run_tests "$out" attention-tests.log 'forgetting attention cuda*'
+# One round of one setting: `bench attention` and its prefill rows on a line.
+one_run() {
+  local f="$out/ab-$1-$2.json"
+  # shellcheck disable=SC2086  # a setting may hold several VAR=value words
+  env $3 timeout 90 "$here/build-gpu/foxeval" bench attention --out "$f" >/dev/null 2>&1
+  python3 - "$f" "round $1 [${3:-default}]" <<'PY'
 import json, sys
-rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["mode"] == "prefill"]
+try:
+    rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["mode"] == "prefill"]
+except (OSError, ValueError) as e:
+    print(sys.argv[2], "| no result:", e); sys.exit()
 cells = [f'{r["batch"]}x{r["seqlen"]}x{r["heads"]}x{r["head_dim"]}: {r["fox_ms"]:.3f}/{r["fox_nogate_ms"]:.3f}/{r["sdpa_default_ms"]:.3f}' for r in rows]
 print(sys.argv[2], "|", " | ".join(cells))
 PY
-  done
-done
-echo "done at ${SECONDS}s"
+}
+device_ab_rounds one_run "$@"

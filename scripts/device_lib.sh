@@ -13,3 +13,23 @@ device_build_or_exit() {
   set +e
   echo "build done at ${SECONDS}s"
 }
+#   device_run_tests OUTDIR LOG FILTER   the test binary's cases matching FILTER (a doctest -tc
+#     filter) within 200 s; the log goes to OUTDIR/LOG, its summary and errors to stdout.
+device_run_tests() {
+  local out="$1" log="$2" filter="$3" here
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  timeout 200 "$here/build-gpu/foxeval_tests" -tc="$filter" >"$out/$log" 2>&1
+  echo "tests rc=$? (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED|CHECK" "$out/$log" | head -12
+}
+#   device_ab_rounds FN SETTING...   FN ROUND I SETTING for every environment setting given ("" is
+#     the default; a setting may hold several VAR=value words), ROUNDS times interleaved (default
+#     2), so every variant sees the same GPU state.
+device_ab_rounds() {
+  local fn="$1"; shift
+  local settings=("$@") round i
+  [ ${#settings[@]} -eq 0 ] && settings=("")
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    for i in "${!settings[@]}"; do "$fn" "$round" "$i" "${settings[$i]}"; done
+  done
+  echo "done at ${SECONDS}s"
+}

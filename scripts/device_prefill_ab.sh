@@ -14,20 +14,18 @@ mkdir -p "$out"
 # shellcheck source=scripts/device_lib.sh
 source "$here/scripts/device_lib.sh"
 device_build_or_exit "$out" foxeval foxeval_tests
-timeout 200 "$here/build-gpu/foxeval_tests" -tc="${TESTS:-the one-kernel prefill glue*}" >"$out/tests.log" 2>&1
-echo "tests rc=$? (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED" "$out/tests.log" | head -12
+device_run_tests "$out" tests.log "${TESTS:-the one-kernel prefill glue*}"
 for fam in fox_pro transformer_pro; do
   [ -d "/tmp/ckpt-$fam" ] || python3 "$here/scripts/make_random_checkpoint.py" "$fam" "/tmp/ckpt-$fam" --bf16 >/dev/null
 done
-settings=("$@"); [ ${#settings[@]} -eq 0 ] && settings=("")
-for round in $(seq 1 "${ROUNDS:-2}"); do
-  for i in "${!settings[@]}"; do
-    f="$out/ab-$round-$i.json"
-    # shellcheck disable=SC2086  # a setting may hold several VAR=value words
-    env ${settings[$i]} timeout 120 "$here/build-gpu/foxeval" bench prefill \
-      --models fox_pro=/tmp/ckpt-fox_pro,transformer_pro=/tmp/ckpt-transformer_pro \
-      --seq-lens "${SEQ_LENS:-65536}" --repeats "${REPEATS:-2}" --device cuda --dtype bfloat16 --out "$f" >/dev/null 2>&1
-    python3 - "$f" "round $round [${settings[$i]:-default}]" "${STAGES:-qkv_prep}" <<'PY'
+# One round of one setting: `bench prefill` and its seconds per document and STAGES on a line.
+one_run() {
+  local f="$out/ab-$1-$2.json"
+  # shellcheck disable=SC2086  # a setting may hold several VAR=value words
+  env $3 timeout 120 "$here/build-gpu/foxeval" bench prefill \
+    --models fox_pro=/tmp/ckpt-fox_pro,transformer_pro=/tmp/ckpt-transformer_pro \
+    --seq-lens "${SEQ_LENS:-65536}" --repeats "${REPEATS:-2}" --device cuda --dtype bfloat16 --out "$f" >/dev/null 2>&1
+  python3 - "$f" "round $1 [${3:-default}]" "${STAGES:-qkv_prep}" <<'PY'
 import json, sys
 try:
     rows = json.load(open(sys.argv[1]))["rows"]
@@ -41,6 +39,5 @@ for r in rows:
     cells.append(f'{r["model"]} {r["seq_len"]}: {r["seconds_per_document"]:.4f} s/doc {extra}')
 print(sys.argv[2], "|", " | ".join(cells))
 PY
-  done
-done
-echo "done at ${SECONDS}s"
+}
+device_ab_rounds one_run "$@"
