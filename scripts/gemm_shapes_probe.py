@@ -8,9 +8,10 @@ other GEMMs); test tooling only, never used at run time. Prints a table and writ
 """
 import argparse
 import json
-import statistics
 
 import torch
+
+from bench_attention_anchor import time_ms  # CUDA events, 3 warm-up calls, the median (scripts/)
 
 SHAPES = [  # (K, N): in -> out features
     (1536, 1536),   # o_proj
@@ -29,20 +30,6 @@ def kernel_name(fn):
     names = [e.name for e in prof.events()
              if e.device_type == torch.autograd.DeviceType.CUDA and not e.name.startswith("Memset")]
     return names[0] if names else "?"
-
-
-def time_ms(fn, repeats):
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(repeats):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
 
 
 def main():
