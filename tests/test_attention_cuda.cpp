@@ -185,12 +185,13 @@ TEST_CASE("forgetting attention cuda: prefill matches fp64") {
 // The Hopper kernel's softmax paths, each forced in turn (FOXEVAL_FA_OPT, FOXEVAL_FA_TIE,
 // FOXEVAL_FA_GTC; read at every launch): exact only, optimistic with per-row frames, optimistic
 // with a thread's two rows (8 apart) in one frame; bf16 head dim 64 takes the gate on the tensor
-// cores in the first three (tied frames do not apply there) and the ALU column gate in the last. A gate bias of -12 decays ~17 log2 units a token, so the two rows'
-// maxima lie ~140 apart and tied warps must untie before bf16 P underflows; -2 keeps them ~25
-// apart (tied throughout). The optimistic path falls back to computing S again and the exact path
-// where a block raises the frames (row sums over 2^15, or inf): keys 0..63 scaled up make the
-// oldest key block (the last one visited) exceed them by about 10 (x3), 100 (x30) and 350 (x100,
-// past fp32's exp2 range: inf) log2 units, with a gate that barely decays and without one.
+// cores in the first three (tied frames do not apply there) and the ALU column gate in the last. A
+// gate bias of -12 decays ~17 log2 units a token, so the two rows' maxima lie ~140 apart and tied
+// warps must untie before bf16 P underflows; -2 keeps them ~25 apart (tied throughout). The
+// optimistic path falls back to computing S again and the exact path where a block raises the
+// frames (row sums over 2^15, or inf): keys 0..63 scaled up make the oldest key block (the last one
+// visited) exceed them by about 10 (x3), 100 (x30) and 350 (x100, past fp32's exp2 range: inf) log2
+// units, with a gate that barely decays and without one.
 TEST_CASE("forgetting attention cuda: every softmax path of the Hopper kernel") {
   SKIP_WITHOUT_CUDA();
   const char* modes[][4] = {{"exact", "0", "0", "1"},
