@@ -104,9 +104,6 @@ template <int NCWG> struct WsLayout {
                                            : ((65536 - 128 * kProducerRegs) / kConsumerThreads) / 8 * 8;
 };
 
-template <int N> __device__ __forceinline__ void regs_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
-template <int N> __device__ __forceinline__ void regs_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
-
 // Shared memory: Q (kQBuffers tiles), the K and V rings, with GTC the gate operands of S (below),
 // the gate ring, the barriers and the tile ring. Q gets a second buffer where it fits in the
 // 232,448 bytes a block may have.

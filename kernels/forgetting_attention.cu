@@ -25,6 +25,7 @@
 #include "kernels/fa_decode.cuh"
 #include "kernels/fa_prefill.cuh"
 #include "kernels/fa_prefill_ws.cuh"
+#include "kernels/tma_map.h"
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -72,18 +73,6 @@ void launch_prefill(const fa::FaParams& p, cudaStream_t stream) {
 }
 
 // ---- warp-specialized TMA prefill (fa_prefill_ws.cuh) ----
-
-// cuTensorMapEncodeTiled from the driver, found through the runtime (no link to libcuda).
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    C10_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found));
-    TORCH_CHECK(found == cudaDriverEntryPointSuccess && f, "forgetting_attention_cuda: the CUDA driver has no cuTensorMapEncodeTiled");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
 
 // Tensor map over a [B, heads, T, D] operand (element strides sb, sh, st; last dim contiguous)
 // that copies boxes of `rows` x 64 elements into 128B-swizzled shared memory. Rows past T are

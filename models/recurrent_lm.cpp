@@ -9,6 +9,7 @@
 
 #include "data/errors.h"
 #include "kernels/fused_glue.h"
+#include "kernels/glu_gemm.h"
 
 namespace foxeval {
 namespace recurrent {
@@ -119,6 +120,11 @@ at::Tensor add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor
 }
 
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_proj, const at::Tensor& down_proj) {
+  if (x.is_cuda() && gate_proj.scalar_type() == at::kBFloat16 && down_proj.scalar_type() == at::kBFloat16) {
+    // prefill: silu(gate) * up in the gate_up GEMM's epilogue (kernels/glu_gemm.h), the same arithmetic
+    at::Tensor p = glu_gemm(x.to(at::kBFloat16), gate_proj, /*silu=*/true);
+    if (p.defined()) return at::linear(p, down_proj);
+  }
   at::Tensor gu = at::linear(x.to(gate_proj.scalar_type()), gate_proj);
   if (gu.is_cuda()) {  // one fused kernel (the FoX MLP's): silu(gate) * up in fp32, rounded once
     at::Tensor p = fused_swiglu(gu, /*silu=*/true, down_proj.scalar_type());

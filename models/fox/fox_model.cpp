@@ -16,6 +16,7 @@
 #include "kernels/fox_prefill_prep.h"
 #include "kernels/fused_glue.h"
 #include "kernels/gemv.h"
+#include "kernels/glu_gemm.h"
 #include "models/fox/fox_config.h"
 #include "models/layers.h"
 #include "models/sequence_cache.h"
@@ -786,6 +787,17 @@ class ForgettingTransformer : public CausalLM {
       // with the gated unit in its epilogue, the same bits as the two kernels below (kernels/gemv.h)
       const bool silu = cfg_.hidden_act == "swish";
       at::Tensor p = small_gemv_glu(h.to(b.mlp_gate_proj.scalar_type()), b.mlp_gate_proj, silu);
+      if (p.defined()) return foxeval::linear(p, b.mlp_down_proj);
+    }
+    if (h.is_cuda() && loader_.compute == at::kBFloat16) {  // prefill: the gated unit in the gate_up GEMM's
+      // epilogue (kernels/glu_gemm.h); the projection itself never goes to memory
+      at::Tensor p;
+      {
+        StageTimer timer(stage_timing_enabled() ? fmt::format("linear {}->{} +glu", b.mlp_gate_proj.size(1),
+                                                              b.mlp_gate_proj.size(0))
+                                                : std::string());
+        p = glu_gemm(h.to(at::kBFloat16), b.mlp_gate_proj, cfg_.hidden_act == "swish");
+      }
       if (p.defined()) return foxeval::linear(p, b.mlp_down_proj);
     }
     at::Tensor y = foxeval::linear(h, b.mlp_gate_proj);
