@@ -112,12 +112,6 @@ void check_case(const Case& c, double tol = 1e-2) {
   CHECK(err < tol);
 }
 
-// Sets an environment variable for a scope (the kernels' A/B switches are read at every launch).
-struct Env {
-  const char* name;
-  Env(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~Env() { unsetenv(name); }
-};
 
 }  // namespace
 
@@ -199,7 +193,7 @@ TEST_CASE("forgetting attention cuda: every softmax path of the Hopper kernel") 
                             {"tied frames", "1", "1", "1"},
                             {"ALU gate, tied frames", "1", "1", "0"}};
   for (const auto& m : modes) {
-    Env opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]), gtc("FOXEVAL_FA_GTC", m[3]);
+    foxeval::test::ScopedEnv opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]), gtc("FOXEVAL_FA_GTC", m[3]);
     // Both head dims and dtypes of case c, named after the mode and `what`.
     auto each_dim_dtype = [&](Case c, const std::string& what) {
       for (int64_t D : {64, 128}) {
@@ -308,17 +302,17 @@ TEST_CASE("forgetting attention cuda: the persistent Hopper kernel gives the sam
     auto a = make_args(c, 77);
     at::Tensor per_tile;
     {
-      Env persist("FOXEVAL_FA_PERSIST", "0");
+      foxeval::test::ScopedEnv persist("FOXEVAL_FA_PERSIST", "0");
       per_tile = foxeval::forgetting_attention_cuda(a);
     }
     const double err = rel_err(per_tile, reference_fp64(a));
     MESSAGE(c.name << ": rel err " << err);
     CHECK(err < 1e-2);
     for (const char* ctas : {"", "1", "3", "7"}) {  // "": one CTA per SM (or per tile, if fewer)
-      std::unique_ptr<Env> grid;
-      if (ctas[0]) grid = std::make_unique<Env>("FOXEVAL_FA_CTAS", ctas);
+      std::unique_ptr<foxeval::test::ScopedEnv> grid;
+      if (ctas[0]) grid = std::make_unique<foxeval::test::ScopedEnv>("FOXEVAL_FA_CTAS", ctas);
       for (const char* skip : {"1", "0"}) {
-        Env dead("FOXEVAL_FA_SKIP", skip);
+        foxeval::test::ScopedEnv dead("FOXEVAL_FA_SKIP", skip);
         poison_allocator();
         auto out = foxeval::forgetting_attention_cuda(a);
         INFO(c.name << ", CTAs " << (ctas[0] ? ctas : "one per SM") << ", skip dead blocks " << skip);

@@ -24,23 +24,24 @@ bool have_hopper() {
   return at::cuda::getCurrentDeviceProperties()->major == 9;
 }
 
+// Ends the test case with a message where no sm_90 GPU is there (CI): the kernel is Hopper's.
+#define SKIP_WITHOUT_HOPPER()                        \
+  do {                                               \
+    if (!have_hopper()) {                            \
+      MESSAGE("CUDA sm_90 unavailable: skipping");   \
+      return;                                        \
+    }                                                \
+  } while (0)
+
 at::Tensor two_kernels(const at::Tensor& x, const at::Tensor& w, bool silu) {
   return fused_swiglu(at::linear(x, w), silu, at::kBFloat16);
 }
 
-struct Env {
-  const char* name;
-  Env(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~Env() { unsetenv(name); }
-};
 
 }  // namespace
 
 TEST_CASE("glu_gemm cuda: equal to linear + fused_swiglu where the sums are exact") {
-  if (!have_hopper()) {
-    MESSAGE("CUDA sm_90 unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_HOPPER();
   at::manual_seed(1);
   // (rows, K, I): the 760M MLP (1536 -> 2 x 3584), a row tail, one k-step, many tiles a CTA.
   const std::vector<std::array<int64_t, 3>> shapes{{4096, 1536, 3584}, {333, 64, 128}, {2048 + 77, 512, 384}, {256, 1536, 256}};
@@ -69,12 +70,9 @@ TEST_CASE("glu_gemm cuda: equal to linear + fused_swiglu where the sums are exac
 
 // (scripts/device_glu_gemm_check.sh runs this one under compute-sanitizer racecheck and memcheck.)
 TEST_CASE("glu_gemm cuda: two CTAs walking many tiles each (the ring and the staging tile wrap round)") {
-  if (!have_hopper()) {
-    MESSAGE("CUDA sm_90 unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_HOPPER();
   at::manual_seed(3);
-  Env cap("FOXEVAL_GLU_CTAS", "2");
+  test::ScopedEnv cap("FOXEVAL_GLU_CTAS", "2");
   at::Tensor x = (at::randint(-32, 33, {1000, 256}) / 16.0).to(at::kBFloat16).cuda();
   at::Tensor w = (at::randint(-16, 17, {768, 256}) / 64.0).to(at::kBFloat16).cuda();
   at::Tensor got = glu_gemm(x, w, true);
@@ -83,10 +81,7 @@ TEST_CASE("glu_gemm cuda: two CTAs walking many tiles each (the ring and the sta
 }
 
 TEST_CASE("glu_gemm cuda: within one bf16 rounding of each projection of the fp64 result, as the two kernels") {
-  if (!have_hopper()) {
-    MESSAGE("CUDA sm_90 unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_HOPPER();
   at::manual_seed(2);
   for (bool silu : {true, false}) {
     const int64_t M = 1024 + 5, K = 1536, I = 3584;
@@ -120,10 +115,7 @@ TEST_CASE("glu_gemm cuda: within one bf16 rounding of each projection of the fp6
 }
 
 TEST_CASE("glu_gemm cuda: declines what it does not take") {
-  if (!have_hopper()) {
-    MESSAGE("CUDA sm_90 unavailable: skipping");
-    return;
-  }
+  SKIP_WITHOUT_HOPPER();
   auto bf = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
   at::Tensor w = at::zeros({256, 128}, bf);
   CHECK_FALSE(glu_gemm(at::zeros({kGluGemmMinRows - 1, 128}, bf), w, true).defined());  // decode-sized
@@ -133,7 +125,7 @@ TEST_CASE("glu_gemm cuda: declines what it does not take") {
   CHECK_FALSE(glu_gemm(at::zeros({512, 128}, bf).cpu(), w.cpu(), true).defined());
   CHECK(glu_gemm(at::zeros({512, 128}, bf), w, true).defined());
   {
-    Env off("FOXEVAL_GLU_GEMM", "0");
+    test::ScopedEnv off("FOXEVAL_GLU_GEMM", "0");
     CHECK_FALSE(glu_gemm(at::zeros({512, 128}, bf), w, true).defined());
   }
 }

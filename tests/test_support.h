@@ -4,6 +4,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -27,6 +28,15 @@ inline bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; 
       return;                               \
     }                                       \
   } while (0)
+
+// Sets an environment variable for a scope (the kernels' A/B switches are read at every launch).
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+};
 
 // ||a - b|| / ||b||, in float64.
 inline double rel_err(const at::Tensor& a, const at::Tensor& b) {
