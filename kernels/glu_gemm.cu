@@ -169,24 +169,30 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 
 
 }  // namespace
 
+bool glu_gemm_supports(const at::Tensor& x, const at::Tensor& weight) {
+  if (!x.is_cuda() || !weight.is_cuda() || x.device() != weight.device() || x.scalar_type() != at::kBFloat16 ||
+      weight.scalar_type() != at::kBFloat16 || weight.dim() != 2 || !weight.is_contiguous() || x.dim() < 1)
+    return false;
+  const int64_t K = x.size(-1), N2 = weight.size(0);
+  if (K == 0 || K % kBK != 0 || weight.size(1) != K || N2 % (2 * kHalfN) != 0) return false;
+  const int64_t M = x.numel() / K;
+  // The kernel counts rows and tiles in int.
+  if (M < kGluGemmMinRows || (M + kBM - 1) / kBM * (N2 / 2 / kHalfN) >= (int64_t(1) << 31)) return false;
+  // A contiguous x is read in place (a non-contiguous one is copied to a fresh, aligned tensor).
+  if (!aligned16(weight.data_ptr()) || (x.is_contiguous() && !aligned16(x.data_ptr()))) return false;
+  if (at::cuda::getDeviceProperties(x.device().index())->major != 9) return false;  // wgmma, setmaxnreg: sm_90a
+  return env_switch_on("FOXEVAL_GLU_GEMM");
+}
+
 at::Tensor glu_gemm(const at::Tensor& x_in, const at::Tensor& weight, bool silu) {
-  if (!env_switch_on("FOXEVAL_GLU_GEMM")) return {};
-  if (!x_in.is_cuda() || !weight.is_cuda() || x_in.device() != weight.device() || x_in.scalar_type() != at::kBFloat16 ||
-      weight.scalar_type() != at::kBFloat16 || weight.dim() != 2 || !weight.is_contiguous() || x_in.dim() < 1)
-    return {};
-  const int64_t K = x_in.size(-1), N2 = weight.size(0), I = N2 / 2;
-  if (K == 0 || K % kBK != 0 || weight.size(1) != K || N2 % (2 * kHalfN) != 0) return {};
-  const int64_t M = x_in.numel() / K;
-  if (M < kGluGemmMinRows || M >= (int64_t(1) << 31) || M * I >= (int64_t(1) << 62)) return {};
+  if (!glu_gemm_supports(x_in, weight)) return {};
+  const int64_t K = x_in.size(-1), N2 = weight.size(0), I = N2 / 2, M = x_in.numel() / K;
   c10::cuda::CUDAGuard guard(x_in.device());
   const cudaDeviceProp* props = at::cuda::getCurrentDeviceProperties();
-  if (props->major != 9) return {};  // wgmma and setmaxnreg: sm_90a
   at::Tensor x = x_in.reshape({M, K}).contiguous();
-  if (!aligned16(x.data_ptr()) || !aligned16(weight.data_ptr())) return {};
   auto shape = x_in.sizes().vec();
   shape.back() = I;
-  at::Tensor out = at::empty(shape, x_in.options());
-  if (!aligned16(out.data_ptr())) return {};
+  at::Tensor out = at::empty(shape, x_in.options());  // the caching allocator aligns to 512 bytes
 
   const CUtensorMap tm_x = matrix_tile_map(x.data_ptr(), true, M, K, K, kBM, "glu_gemm (x)");
   const CUtensorMap tm_w = matrix_tile_map(weight.data_ptr(), true, N2, K, K, kHalfN, "glu_gemm (weight)");

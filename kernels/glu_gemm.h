@@ -29,4 +29,8 @@ constexpr int64_t kGluGemmMinRows = 256;
 // environment): the caller then runs linear + fused_swiglu.
 at::Tensor glu_gemm(const at::Tensor& x, const at::Tensor& weight, bool silu);
 
+// Whether glu_gemm takes these arguments (the conditions above), without launching anything:
+// callers that time the stage ask first.
+bool glu_gemm_supports(const at::Tensor& x, const at::Tensor& weight);
+
 }  // namespace foxeval

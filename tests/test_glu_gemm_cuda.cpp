@@ -124,6 +124,13 @@ TEST_CASE("glu_gemm cuda: declines what it does not take") {
   CHECK_FALSE(glu_gemm(at::zeros({512, 128}, bf), at::zeros({192, 128}, bf), true).defined());  // I % 128
   CHECK_FALSE(glu_gemm(at::zeros({512, 128}, bf).cpu(), w.cpu(), true).defined());
   CHECK(glu_gemm(at::zeros({512, 128}, bf), w, true).defined());
+  // glu_gemm_supports says the same without launching (callers time the stage only then).
+  CHECK(glu_gemm_supports(at::zeros({512, 128}, bf), w));
+  CHECK_FALSE(glu_gemm_supports(at::zeros({kGluGemmMinRows - 1, 128}, bf), w));
+  // A contiguous x one element off 16-byte alignment (TMA reads it in place: it cannot).
+  at::Tensor off = at::zeros({512 * 128 + 1}, bf).narrow(0, 1, 512 * 128).view({512, 128});
+  CHECK_FALSE(glu_gemm_supports(off, w));
+  CHECK_FALSE(glu_gemm(off, w, true).defined());
   {
     test::ScopedEnv off("FOXEVAL_GLU_GEMM", "0");
     CHECK_FALSE(glu_gemm(at::zeros({512, 128}, bf), w, true).defined());

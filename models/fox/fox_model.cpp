@@ -789,14 +789,14 @@ class ForgettingTransformer : public CausalLM {
       at::Tensor p = small_gemv_glu(h.to(b.mlp_gate_proj.scalar_type()), b.mlp_gate_proj, silu);
       if (p.defined()) return foxeval::linear(p, b.mlp_down_proj);
     }
-    if (h.is_cuda() && loader_.compute == at::kBFloat16) {  // prefill: the gated unit in the gate_up GEMM's
-      // epilogue (kernels/glu_gemm.h); the projection itself never goes to memory
+    if (loader_.compute == at::kBFloat16 && glu_gemm_supports(h, b.mlp_gate_proj)) {  // prefill: the gated unit
+      // in the gate_up GEMM's epilogue (kernels/glu_gemm.h); the projection itself never goes to memory
       at::Tensor p;
       {
         StageTimer timer(stage_timing_enabled() ? fmt::format("linear {}->{} +glu", b.mlp_gate_proj.size(1),
                                                               b.mlp_gate_proj.size(0))
                                                 : std::string());
-        p = glu_gemm(h.to(at::kBFloat16), b.mlp_gate_proj, cfg_.hidden_act == "swish");
+        p = glu_gemm(h, b.mlp_gate_proj, cfg_.hidden_act == "swish");
       }
       if (p.defined()) return foxeval::linear(p, b.mlp_down_proj);
     }
