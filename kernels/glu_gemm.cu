@@ -1,21 +1,23 @@
 // The gate_up projection with SwiGLU in its epilogue (glu_gemm.h): a persistent warp-specialized
 // wgmma GEMM for Hopper, in the shape of the prefill attention kernel (fa_prefill_ws.cuh).
 //
-// CTA: two consumer warpgroups and one producer warpgroup. An output tile is 128 rows x 128
-// columns of act(gate) * up, computed from a 128 x 256 accumulator tile whose columns 0..127 are
-// gate rows n..n+127 of the weight and 128..255 the up rows I+n..I+n+127 (64 rows a consumer
-// warpgroup). K streams through a 3-deep ring of 64-wide stages (x: 128 x 64, weight: 2 x 128 x
-// 64, 48 KB a stage), each slot with a "full" transaction barrier and an "empty" barrier the 256
-// consumer threads arrive at once their wgmma read it. Tiles go round-robin over the CTAs (one per
-// SM), rows slowest: the CTAs working at once share a few 128-row blocks of x, and the whole
+// CTA: two consumer warpgroups and one producer warp. An output tile is 128 rows x 128 columns of
+// act(gate) * up, computed from a 128 x 256 accumulator tile whose columns 0..127 are gate rows
+// n..n+127 of the weight and 128..255 the up rows I+n..I+n+127 (64 rows a consumer warpgroup). K
+// streams through a 4-deep ring of 64-wide stages (x: 128 x 64, weight: 2 x 128 x 64, 48 KB a
+// stage), each slot with a "full" transaction barrier and an "empty" barrier that lane 0 of each
+// consumer warp arrives at once the warp's wgmma read it. Tiles go round-robin over the CTAs (one
+// per SM), rows slowest: the CTAs working at once share a few 128-row blocks of x, and the whole
 // weight (22 MB for the 760M models) stays in L2.
 //
-// The epilogue runs beside the next tile's products: the consumers only round their accumulators
-// to bf16 into a staging tile in shared memory (what the two-kernel path writes to memory) and go
-// on; warps 1..3 of the producer warpgroup (warp 0 issues the copies) compute act(gate) * up from
-// it and store 16-byte rows. The gated unit's expf and IEEE division cost ~3 us a tile, as long as
-// a sixth of the tile's products: done by the consumers they left the tensor cores idle (the
-// first version, ~20% slower than cuBLAS's GEMM alone; kernels/NOTES.md).
+// The epilogue runs beside the next tile's products: at a tile's end a consumer thread only rounds
+// its accumulators to bf16 pairs (as the two-kernel path stores the projection) and keeps them in
+// registers (64 beside the 128 accumulators); during each of the next tile's first 8 k-steps it
+// computes act(gate) * up for 4 of its 32 output pairs (torch's expf / IEEE-division forms, as
+// fused_swiglu) and stores them, while that step's products run in the tensor cores. Earlier
+// versions (kernels/NOTES.md): the whole gated unit at the tile's end idled the tensor cores ~3 us
+// a tile (~20% slower than cuBLAS alone); a staging tile in shared memory drained by the producer
+// warpgroup's spare warps left room for 3 stages only (10-13% slower than cuBLAS).
 //
 // In the wgmma m64n256 accumulator a thread holds, for j = 0..31, columns 8j + 2tq and
 // 8j + 2tq + 1 of rows g and g + 8 of its warp's 16 (lane = 4g + tq).
@@ -44,14 +46,42 @@ using cuda_types::sigmoid_torch;
 using cuda_types::silu_torch;
 
 constexpr int kBM = 128, kBK = 64, kHalfN = 128;  // rows, k-step and output columns of a tile
-constexpr int kStages = 3;
+constexpr int kStages = 4;
 constexpr int kATile = kBM * kBK * 2, kBTile = 2 * kHalfN * kBK * 2, kStage = kATile + kBTile;
-// The staging tile: 128 rows of 256 bf16 (gate, up), rows 528 bytes apart so that the consumers'
-// 4-byte stores (8 rows x 4 column pairs a warp) fall in 32 different banks.
-constexpr int kStageRow = 2 * kHalfN + 8, kStaging = kBM * kStageRow * 2;
-constexpr int kSmem = 1024 + kStages * kStage + kStaging + (2 * kStages + 2) * 8;
-constexpr int kConsumerThreads = 256, kEpilogueThreads = 96, kThreads = kConsumerThreads + 128;
-constexpr int kProducerRegs = 56, kConsumerRegs = 224;  // 256 x 224 + 128 x 56 <= 64K
+constexpr int kSmem = 1024 + kStages * kStage + 2 * kStages * 8;
+constexpr int kConsumerThreads = 256, kThreads = kConsumerThreads + 128;
+constexpr int kConsumerWarps = kConsumerThreads / 32;
+// A consumer holds its 128 accumulators and the previous tile's 64 packed pairs at once.
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // 256 x 232 + 128 x 40 <= 64K
+// A thread's 32 output pairs of a tile, in chunks of kChunkPairs, one chunk a k-step.
+constexpr int kChunkPairs = 4, kChunks = 32 / kChunkPairs;
+
+// bf16 pair (a in the low half) from two floats, rounded to nearest even; and back. Plain 32-bit
+// registers (no address taken), so pk below stays in registers.
+__device__ __forceinline__ uint32_t pack_bf16x2(float a, float b) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(b), "f"(a));
+  return r;
+}
+__device__ __forceinline__ float bf16_lo(uint32_t x) { return __uint_as_float(x << 16); }
+__device__ __forceinline__ float bf16_hi(uint32_t x) { return __uint_as_float(x & 0xffff0000u); }
+
+// act(gate) * up for chunk c of a finished tile's packed projection (pk: bf16 pairs, [0, 32) gate
+// and [32, 64) up; entry 16h + j holds columns 8j + 2tq, +1 of row h: rows g and g + 8), stored as
+// bf16 pairs at o[h] + 8j (null: the row is past M). Called with c a constant after unrolling, so
+// pk is indexed with constants and stays in registers, and the stores' offsets are immediates.
+template <bool SILU>
+__device__ __forceinline__ void glu_chunk(int c, const uint32_t (&pk)[64], __nv_bfloat16* o0, __nv_bfloat16* o1) {
+#pragma unroll
+  for (int i = 0; i < kChunkPairs; ++i) {
+    const int e = c * kChunkPairs + i, h = e / 16, j = e % 16;
+    const float g0 = bf16_lo(pk[e]), g1 = bf16_hi(pk[e]), u0 = bf16_lo(pk[32 + e]), u1 = bf16_hi(pk[32 + e]);
+    const uint32_t v = pack_bf16x2(__fmul_rn(SILU ? silu_torch(g0) : sigmoid_torch(g0), u0),
+                                   __fmul_rn(SILU ? silu_torch(g1) : sigmoid_torch(g1), u1));
+    __nv_bfloat16* o = h ? o1 : o0;
+    if (o) *reinterpret_cast<uint32_t*>(o + 8 * j) = v;
+  }
+}
 
 template <bool SILU>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -60,69 +90,46 @@ __global__ void __launch_bounds__(kThreads, 1)
   using namespace fa;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023) & ~1023u;
-  const uint32_t staging = base + kStages * kStage;
-  const uint32_t bar0 = staging + kStaging;
+  const uint32_t bar0 = base + kStages * kStage;
   auto full = [&](int s) { return bar0 + 8 * s; };
   auto empty = [&](int s) { return bar0 + 8 * (kStages + s); };
-  const uint32_t staged = bar0 + 16 * kStages, drained = staged + 8;  // the staging tile's full / empty
-  __nv_bfloat16* stage_tile = reinterpret_cast<__nv_bfloat16*>(smem_raw + (staging - smem_u32(smem_raw)));
-  const int n_col_tiles = I / kHalfN, n_tiles = ((M + kBM - 1) / kBM) * n_col_tiles, n_k = K / kBK;
+  const int n_col_tiles = I / kHalfN, n_k = K / kBK;
+  const int n_tiles = (M + kBM - 1) / kBM * n_col_tiles;
+  // This CTA's k-steps in all: the last kStages are never waited for by the producer, so their
+  // slots are not released.
+  const int my_tiles = (int)blockIdx.x < n_tiles ? (n_tiles - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
+  const int last_release = my_tiles * n_k - kStages;
+  auto origin = [&](int tile, int& m0, int& n0) {
+    m0 = (tile / n_col_tiles) * kBM;
+    n0 = (tile % n_col_tiles) * kHalfN;
+  };
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full(s), 1);
-      mbar_init(empty(s), kConsumerThreads);
+      mbar_init(empty(s), kConsumerWarps);  // lane 0 of each consumer warp
     }
-    mbar_init(staged, kConsumerThreads);
-    mbar_init(drained, kEpilogueThreads);
     mbar_fence_init();
   }
   __syncthreads();
 
-  if (warp >= kConsumerThreads / 32) {  // producer warpgroup
+  if (warp >= kConsumerWarps) {  // producer warpgroup: its first lane streams the stages
     regs_dec<kProducerRegs>();
-    if (warp == kConsumerThreads / 32) {
-      if (lane != 0) return;
-      int it = 0;  // k-steps loaded so far (the ring's position)
-      for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-        const int m0 = tile / n_col_tiles * kBM, n0 = tile % n_col_tiles * kHalfN;
-        for (int kb = 0; kb < n_k; ++kb, ++it) {
-          const int s = it % kStages;
-          if (it >= kStages) mbar_wait(empty(s), ((it / kStages) + 1) & 1);  // the previous use's phase
-          const uint32_t a = base + s * kStage, b = a + kATile;
-          mbar_expect_tx(full(s), kStage);  // rows past M are zero-filled and still counted
-          tma_load_2d(a, &tm_x, full(s), kb * kBK, m0);
-          tma_load_2d(b, &tm_w, full(s), kb * kBK, n0);                      // gate rows
-          tma_load_2d(b + kHalfN * 128, &tm_w, full(s), kb * kBK, I + n0);  // up rows
-        }
+    if (warp != kConsumerWarps || lane != 0) return;
+    int it = 0;  // k-steps loaded so far (the ring's position)
+    for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+      int m0, n0;
+      origin(tile, m0, n0);
+      for (int kb = 0; kb < n_k; ++kb, ++it) {
+        const int s = it % kStages;
+        if (it >= kStages) mbar_wait(empty(s), ((it / kStages) + 1) & 1);  // the previous use's phase
+        const uint32_t a = base + s * kStage, b = a + kATile;
+        mbar_expect_tx(full(s), kStage);  // rows past M are zero-filled and still counted
+        tma_load_2d(a, &tm_x, full(s), kb * kBK, m0);
+        tma_load_2d(b, &tm_w, full(s), kb * kBK, n0);                      // gate rows
+        tma_load_2d(b + kHalfN * 128, &tm_w, full(s), kb * kBK, I + n0);  // up rows
       }
-      return;
-    }
-    // Epilogue warps: act(gate) * up from the staging tile, as fused_swiglu computes it from the
-    // bf16 projection; a thread takes 8 columns of a row (one 16-byte store).
-    const int e = threadIdx.x - kConsumerThreads - 32;
-    int t = 0;
-    for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x, ++t) {
-      const int m0 = tile / n_col_tiles * kBM, n0 = tile % n_col_tiles * kHalfN;
-      mbar_wait(staged, t & 1);
-      for (int i = e; i < kBM * (kHalfN / 8); i += kEpilogueThreads) {
-        const int r = i / (kHalfN / 8), c = (i % (kHalfN / 8)) * 8;
-        const uint4 gv = *reinterpret_cast<const uint4*>(stage_tile + r * kStageRow + c);
-        const uint4 uv = *reinterpret_cast<const uint4*>(stage_tile + r * kStageRow + kHalfN + c);
-        const __nv_bfloat162* g2 = reinterpret_cast<const __nv_bfloat162*>(&gv);
-        const __nv_bfloat162* u2 = reinterpret_cast<const __nv_bfloat162*>(&uv);
-        uint4 ov;
-        __nv_bfloat162* o2 = reinterpret_cast<__nv_bfloat162*>(&ov);
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const float2 gf = __bfloat1622float2(g2[q]), uf = __bfloat1622float2(u2[q]);
-          o2[q] = __floats2bfloat162_rn(__fmul_rn(SILU ? silu_torch(gf.x) : sigmoid_torch(gf.x), uf.x),
-                                        __fmul_rn(SILU ? silu_torch(gf.y) : sigmoid_torch(gf.y), uf.y));
-        }
-        if (m0 + r < M) *reinterpret_cast<uint4*>(out + (int64_t)(m0 + r) * I + n0 + c) = ov;
-      }
-      mbar_arrive(drained);
     }
     return;
   }
@@ -135,33 +142,69 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto desc_at = [](uint64_t d, uint32_t bytes) {
     return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
   };
+  // k-step j's slot is free (this warp's products that read it are done).
+  auto release = [&](int j) {
+    if (j >= last_release) return;
+    if (lane == 0) mbar_arrive(empty(j % kStages));
+  };
+  const int row_in_tile = wg * 64 + wi * 16 + g;
   float acc[128];
-  int it = 0, t = 0;
-  for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x, ++t) {
-    for (int kb = 0; kb < n_k; ++kb, ++it) {
-      const int s = it % kStages;
-      mbar_wait(full(s), (it / kStages) & 1);
-      wgmma_fence();
+  uint32_t pk[64];                 // the previous tile's projection, bf16 pairs
+  bool pending = false;            // whether pk holds a tile whose gated unit is not yet stored
+  __nv_bfloat16 *o0 = nullptr, *o1 = nullptr;  // where its rows g and g + 8 go (null: past M)
+  int it = 0;
+  // One k-step of products; the previous step's slot is released once they are done.
+  auto k_step = [&](int kb) {
+    const int s = it % kStages;
+    mbar_wait(full(s), (it / kStages) & 1);
+    wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk)  // 16 columns = 32 bytes within the 128-byte rows
-        wgmma_ss_m64n256_bf16(acc, desc_at(da0, s * kStage + kk * 32), desc_at(db0, s * kStage + kk * 32), (kb | kk) ? 1 : 0);
-      wgmma_commit();
-      if (kb > 0) {  // the previous step's products are done: its slot is free
-        wgmma_wait<1>();
-        mbar_arrive(empty((it - 1) % kStages));
+    for (int kk = 0; kk < kBK / 16; ++kk)  // 16 columns = 32 bytes within the 128-byte rows
+      wgmma_ss_m64n256_bf16(acc, desc_at(da0, s * kStage + kk * 32), desc_at(db0, s * kStage + kk * 32), (kb | kk) ? 1 : 0);
+    wgmma_commit();
+    if (kb > 0) {
+      wgmma_wait<1>();
+      release(it - 1);
+    }
+    ++it;
+  };
+  for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+    int m0, n0;
+    origin(tile, m0, n0);
+    if (n_k >= kChunks) {
+      // The first kChunks k-steps each run one chunk of the previous tile's gated unit while their
+      // products are in the tensor cores.
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        k_step(c);
+        if (pending) glu_chunk<SILU>(c, pk, o0, o1);
       }
+      for (int kb = kChunks; kb < n_k; ++kb) k_step(kb);
+    } else {  // fewer k-steps than chunks: the previous tile's unit first
+      if (pending) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) glu_chunk<SILU>(c, pk, o0, o1);
+      }
+      for (int kb = 0; kb < n_k; ++kb) k_step(kb);
     }
     wgmma_wait<0>();
-    mbar_arrive(empty((it - 1) % kStages));
-    // The projection rounded to bf16 into the staging tile, once the epilogue warps have drained it.
-    if (t > 0) mbar_wait(drained, (t - 1) & 1);
-    __nv_bfloat16* row0 = stage_tile + (wg * 64 + wi * 16 + g) * kStageRow + 2 * tq;
+    release(it - 1);
+    // The projection rounded to bf16 (as the two-kernel path stores it), gate column c beside up c.
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      *reinterpret_cast<__nv_bfloat162*>(row0 + 8 * j) = __floats2bfloat162_rn(acc[4 * j], acc[4 * j + 1]);
-      *reinterpret_cast<__nv_bfloat162*>(row0 + 8 * kStageRow + 8 * j) = __floats2bfloat162_rn(acc[4 * j + 2], acc[4 * j + 3]);
+    for (int j = 0; j < 16; ++j) {
+      pk[j] = pack_bf16x2(acc[4 * j], acc[4 * j + 1]);
+      pk[16 + j] = pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]);
+      pk[32 + j] = pack_bf16x2(acc[4 * (16 + j)], acc[4 * (16 + j) + 1]);
+      pk[48 + j] = pack_bf16x2(acc[4 * (16 + j) + 2], acc[4 * (16 + j) + 3]);
     }
-    mbar_arrive(staged);
+    pending = true;
+    const int row = m0 + row_in_tile;
+    o0 = row < M ? out + (int64_t)row * I + n0 + 2 * tq : nullptr;
+    o1 = row + 8 < M ? out + (int64_t)(row + 8) * I + n0 + 2 * tq : nullptr;
+  }
+  if (pending) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) glu_chunk<SILU>(c, pk, o0, o1);
   }
 }
 
