@@ -69,15 +69,20 @@ TEST_CASE("glu_gemm cuda: equal to linear + fused_swiglu where the sums are exac
 }
 
 // (scripts/device_glu_gemm_check.sh runs this one under compute-sanitizer racecheck and memcheck.)
-TEST_CASE("glu_gemm cuda: two CTAs walking many tiles each (the ring and the staging tile wrap round)") {
+TEST_CASE("glu_gemm cuda: two CTAs walking many tiles each (the ring wraps round, each tile's gated unit runs in the next)") {
   SKIP_WITHOUT_HOPPER();
   at::manual_seed(3);
   test::ScopedEnv cap("FOXEVAL_GLU_CTAS", "2");
-  at::Tensor x = (at::randint(-32, 33, {1000, 256}) / 16.0).to(at::kBFloat16).cuda();
-  at::Tensor w = (at::randint(-16, 17, {768, 256}) / 64.0).to(at::kBFloat16).cuda();
-  at::Tensor got = glu_gemm(x, w, true);
-  REQUIRE(got.defined());
-  CHECK(at::equal(got, two_kernels(x, w, true)));
+  // K 256: fewer k-steps than the epilogue's chunks (the previous tile's unit before the products);
+  // K 512: one chunk a k-step.
+  for (const auto& [M, K, I] : std::vector<std::array<int64_t, 3>>{{1000, 256, 384}, {600, 512, 256}}) {
+    INFO("rows " << M << " K " << K << " I " << I);
+    at::Tensor x = (at::randint(-32, 33, {M, K}) / 16.0).to(at::kBFloat16).cuda();
+    at::Tensor w = (at::randint(-16, 17, {2 * I, K}) / 64.0).to(at::kBFloat16).cuda();
+    at::Tensor got = glu_gemm(x, w, true);
+    REQUIRE(got.defined());
+    CHECK(at::equal(got, two_kernels(x, w, true)));
+  }
 }
 
 TEST_CASE("glu_gemm cuda: within one bf16 rounding of each projection of the fp64 result, as the two kernels") {
