@@ -9,7 +9,8 @@
 # FAMILIES="fox_pro transformer_pro" adds scripts/device_determinism.sh for those families (its
 # lines on stdout) before the test binary.
 # Usage: scripts/device_prefill_check.sh OUTDIR   (carry .deps, from scripts/gpu_deps.sh)
-# The 4 tests that read ../shared/fixtures/trained fail there: shared/ does not travel.
+# The 4 tests that read ../shared/fixtures/trained fail there (shared/ does not travel) unless
+# .devdata/trained.tar.xz is carried too (device_restore_fixtures in scripts/device_lib.sh).
 set -uo pipefail
 out="$1"; deadline="${DEADLINE:-560}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,6 +19,7 @@ left() { echo $((deadline - SECONDS)); }
 # shellcheck source=scripts/device_lib.sh
 source "$here/scripts/device_lib.sh"
 device_build_or_exit "$out" foxeval foxeval_tests
+device_restore_fixtures
 tests="$here/build-gpu/foxeval_tests"
 timeout 150 "$tests" -tc='forgetting attention cuda*' >"$out/attention-tests.log" 2>&1
 echo "attention tests rc=$?"; grep -E "test cases|ERROR" "$out/attention-tests.log" | head -5

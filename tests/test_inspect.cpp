@@ -148,7 +148,10 @@ TEST_CASE("inspect: captured log_fgate, statistics and attention equal the offic
         REQUIRE(mine.sizes() == theirs.sizes());
         const double err = (mine - theirs).abs().max().item<double>();
         INFO("row " << b << " layer " << l << " max |log_fgate - official| " << err);
-        CHECK(err < 2e-5);
+        // Both forwards are fp32 and differ only in the CPU matmuls' summation order, which grows
+        // over the layers: measured up to 1.4e-5 on CI's CPU and 2.0e-5 on the GPU machine's
+        // (layer 3, |log f| up to 3.5: ~85 fp32 ulps), so 2e-5 was too tight for other CPUs.
+        CHECK(err < 5e-5);
         ours.back().push_back(mine);
         official.back().push_back(theirs.contiguous());
       }
