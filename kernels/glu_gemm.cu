@@ -17,7 +17,9 @@
 // fused_swiglu) and stores them, while that step's products run in the tensor cores. Earlier
 // versions (kernels/NOTES.md): the whole gated unit at the tile's end idled the tensor cores ~3 us
 // a tile (~20% slower than cuBLAS alone); a staging tile in shared memory drained by the producer
-// warpgroup's spare warps left room for 3 stages only (10-13% slower than cuBLAS).
+// warpgroup's spare warps left room for 3 stages only (10-13% slower than cuBLAS). Clusters of two
+// multicasting the weight tile tie with one CTA once the remote slot release is relaxed (a
+// `.release.cluster` arrive is a MEMBAR.ALL.GPU each k-step), so they are not used.
 //
 // In the wgmma m64n256 accumulator a thread holds, for j = 0..31, columns 8j + 2tq and
 // 8j + 2tq + 1 of rows g and g + 8 of its warp's 16 (lane = 4g + tq).
