@@ -221,8 +221,8 @@ bool glu_gemm_supports(const at::Tensor& x, const at::Tensor& weight) {
   const int64_t K = x.size(-1), N2 = weight.size(0);
   if (K == 0 || K % kBK != 0 || weight.size(1) != K || N2 % (2 * kHalfN) != 0) return false;
   const int64_t M = x.numel() / K;
-  // The kernel counts rows and tiles in int.
-  if (M < kGluGemmMinRows || (M + kBM - 1) / kBM * (N2 / 2 / kHalfN) >= (int64_t(1) << 31)) return false;
+  // The kernel counts rows, tiles and each CTA's k-steps (at most all tiles' k-steps) in int.
+  if (M < kGluGemmMinRows || (M + kBM - 1) / kBM * (N2 / 2 / kHalfN) * (K / kBK) >= (int64_t(1) << 31)) return false;
   // A contiguous x is read in place (a non-contiguous one is copied to a fresh, aligned tensor).
   if (!aligned16(weight.data_ptr()) || (x.is_contiguous() && !aligned16(x.data_ptr()))) return false;
   if (at::cuda::getDeviceProperties(x.device().index())->major != 9) return false;  // wgmma, setmaxnreg: sm_90a

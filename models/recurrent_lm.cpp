@@ -120,12 +120,13 @@ at::Tensor add_rms_norm(at::Tensor& x, const at::Tensor& delta, const at::Tensor
 }
 
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_proj, const at::Tensor& down_proj) {
-  if (x.is_cuda() && gate_proj.scalar_type() == at::kBFloat16 && down_proj.scalar_type() == at::kBFloat16) {
+  const at::Tensor xm = x.to(gate_proj.scalar_type());  // once, for whichever path runs
+  if (down_proj.scalar_type() == at::kBFloat16 && glu_gemm_supports(xm, gate_proj)) {
     // prefill: silu(gate) * up in the gate_up GEMM's epilogue (kernels/glu_gemm.h), the same arithmetic
-    at::Tensor p = glu_gemm(x.to(at::kBFloat16), gate_proj, /*silu=*/true);
+    at::Tensor p = glu_gemm(xm, gate_proj, /*silu=*/true);
     if (p.defined()) return at::linear(p, down_proj);
   }
-  at::Tensor gu = at::linear(x.to(gate_proj.scalar_type()), gate_proj);
+  at::Tensor gu = at::linear(xm, gate_proj);
   if (gu.is_cuda()) {  // one fused kernel (the FoX MLP's): silu(gate) * up in fp32, rounded once
     at::Tensor p = fused_swiglu(gu, /*silu=*/true, down_proj.scalar_type());
     if (p.defined()) return at::linear(p, down_proj);
