@@ -7,6 +7,7 @@
 
 #include "data/errors.h"
 #include "kernels/fused_loss.h"
+#include "kernels/lm_head_loss.h"
 #include "models/layers.h"
 #include "models/stage_timer.h"
 
@@ -25,8 +26,15 @@ at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden,
   // 50k vocabulary that is 13 lm_head matmuls instead of 50: bigger GEMMs run nearer peak.
   const int64_t budget = hidden.is_cuda() ? (int64_t(256) << 20) : (int64_t(64) << 20);
   if (chunk <= 0) chunk = std::max<int64_t>(1, budget / std::max<int64_t>(1, B * head.size(0)));
-  at::Tensor out = at::empty({B, T}, hidden.options().dtype(at::kFloat));
   at::Tensor lab = labels.to(hidden.device(), at::kLong);
+  // Hopper, prefill-sized: the head with the loss in its epilogue, no logits in memory
+  // (kernels/lm_head_loss.h); one launch for all rows, so `chunk` does not apply.
+  if (lm_head_loss_supports(hidden, head, head.size(0))) {
+    StageTimer timer(stage_timing_enabled() ? fmt::format("linear {}->{} +loss", head.size(1), head.size(0)) : std::string());
+    at::Tensor fused = lm_head_token_logprobs(hidden, head, head.size(0), lab);
+    if (fused.defined()) return fused.view({B, T});
+  }
+  at::Tensor out = at::empty({B, T}, hidden.options().dtype(at::kFloat));
   // On the GPU the head is padded to a multiple of 64 rows: with an odd vocabulary (50257) the
   // logits' row pitch is misaligned and cuBLAS falls back to a GEMM ~5x slower than the aligned one.
   const int64_t V = head.size(0);
