@@ -296,7 +296,7 @@ TEST_CASE("fused rotary matches the torch ops") {
 TEST_CASE("fused token log-probabilities equal log_softmax + gather") {
   SKIP_WITHOUT_CUDA();
   for (auto dtype : {at::kBFloat16, at::kFloat}) {
-    for (int64_t V : {7, 1000, 50257}) {
+    for (int64_t V : {7, 1000, 50257, 50304}) {
       const int64_t N = 333;
       at::Tensor logits = (at::randn({N, V}, at::kCUDA) * 6).to(dtype);
       at::Tensor labels = at::randint(0, V, {N}, at::TensorOptions().device(at::kCUDA).dtype(at::kLong));
@@ -309,6 +309,9 @@ TEST_CASE("fused token log-probabilities equal log_softmax + gather") {
       // A narrowed view of padded logits (row pitch > V), as the engine passes them.
       at::Tensor padded = at::constant_pad_nd(logits, {0, 64 - V % 64}, 1e4);
       CHECK(at::equal(foxeval::fused_token_logprobs(padded.narrow(1, 0, V), labels), got));
+      // A row pitch that is not 16-byte aligned takes the scalar loads: the same bits.
+      at::Tensor odd = at::constant_pad_nd(logits, {0, 1}, 1e4);
+      CHECK(at::equal(foxeval::fused_token_logprobs(odd.narrow(1, 0, V), labels), got));
     }
   }
 }

@@ -68,7 +68,7 @@ TEST_CASE("glu_gemm cuda: equal to linear + fused_swiglu where the sums are exac
   CHECK(at::equal(got3, two_kernels(x3, w3, true)));
 }
 
-// (scripts/device_glu_gemm_check.sh runs this one under compute-sanitizer racecheck and memcheck.)
+// (Under compute-sanitizer: FILTER='glu_gemm cuda: two CTAs*' CAP= scripts/device_attention_sanitize.sh.)
 TEST_CASE("glu_gemm cuda: two CTAs walking many tiles each (the ring wraps round, each tile's gated unit runs in the next)") {
   SKIP_WITHOUT_HOPPER();
   at::manual_seed(3);
