@@ -1,11 +1,12 @@
 // Element types of the fused elementwise kernels (causal_conv.cu, mamba2_glue.cu, fused_glue.cu, ...): fp32 <->
 // bf16/fp16 conversions on the device (round to nearest even), and the host-side dispatch over
-// the three float dtypes.
+// the three float dtypes; bf16 pairs in 32-bit registers; the (max, sum of exp) merge of the losses.
 #pragma once
 #include <c10/core/ScalarType.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -71,6 +72,30 @@ __device__ __forceinline__ void store8(bf16* p, const float* v) {
 }
 
 // Activations with torch's formulas (IEEE division, expf), so fused kernels give its bits.
+// A bf16 pair (a in the low half) from two floats, rounded to nearest even; and its halves back.
+// Plain 32-bit registers (no address taken), so arrays of pairs stay in registers.
+__device__ __forceinline__ uint32_t pack_bf16x2(float a, float b) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(b), "f"(a));
+  return r;
+}
+__device__ __forceinline__ float bf16_lo(uint32_t x) { return __uint_as_float(x << 16); }
+__device__ __forceinline__ float bf16_hi(uint32_t x) { return __uint_as_float(x & 0xffff0000u); }
+
+// Merges a (maximum, sum of exp(x - maximum)) pair (m, s) with (m2, s2) into m' = max(m, m2),
+// s * exp(m - m') + s2 * exp(m2 - m'); a -inf maximum is the empty set. Commutative to the bit.
+__device__ __forceinline__ void merge_max_sum(float& m, float& s, float m2, float s2) {
+  if (m2 == -INFINITY) return;
+  if (m == -INFINITY) {
+    m = m2;
+    s = s2;
+    return;
+  }
+  const float mx = fmaxf(m, m2);
+  s = s * __expf(m - mx) + s2 * __expf(m2 - mx);
+  m = mx;
+}
+
 __device__ __forceinline__ float sigmoid_torch(float x) { return 1.f / (1.f + expf(-x)); }
 __device__ __forceinline__ float silu_torch(float x) { return x / (1.f + expf(-x)); }
 

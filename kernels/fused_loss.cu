@@ -26,18 +26,7 @@ constexpr int kChunk = 8;
 __device__ inline float to_float(float x) { return x; }
 __device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
-// Merges (m, s) with (m2, s2): s * exp(m - m') + s2 * exp(m2 - m'), m' = max(m, m2).
-__device__ inline void merge(float& m, float& s, float m2, float s2) {
-  if (m2 == -INFINITY) return;
-  if (m == -INFINITY) {
-    m = m2;
-    s = s2;
-    return;
-  }
-  const float mx = fmaxf(m, m2);
-  s = s * __expf(m - mx) + s2 * __expf(m2 - mx);
-  m = mx;
-}
+using cuda_types::merge_max_sum;
 
 // Chunk c of a row (elements 8c .. 8c+7; those at or past V read as -inf).
 template <bool VEC, typename T>
@@ -81,7 +70,7 @@ __global__ void __launch_bounds__(kThreads) token_logprobs_kernel(const T* __res
     for (int u = 0; u < kUnroll; ++u)
       if (c0 + u * kThreads < chunks) fold_chunk(v[u], m, s);
   }
-  for (int off = 16; off > 0; off >>= 1) merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+  for (int off = 16; off > 0; off >>= 1) merge_max_sum(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
   __shared__ float sm[kThreads / 32], ss[kThreads / 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) {
@@ -93,7 +82,7 @@ __global__ void __launch_bounds__(kThreads) token_logprobs_kernel(const T* __res
     m = lane < kThreads / 32 ? sm[lane] : -INFINITY;
     s = lane < kThreads / 32 ? ss[lane] : 0.f;
     for (int off = 16; off > 0; off >>= 1)
-      merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+      merge_max_sum(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
     if (lane == 0) out[row] = to_float(x[labels[row]]) - (m + logf(s));
   }
 }

@@ -44,6 +44,9 @@ namespace foxeval {
 
 namespace {
 
+using cuda_types::bf16_hi;
+using cuda_types::bf16_lo;
+using cuda_types::pack_bf16x2;
 using cuda_types::sigmoid_torch;
 using cuda_types::silu_torch;
 
@@ -58,15 +61,6 @@ constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // 256 x 232 + 128 x 40 
 // A thread's 32 output pairs of a tile, in chunks of kChunkPairs, one chunk a k-step.
 constexpr int kChunkPairs = 4, kChunks = 32 / kChunkPairs;
 
-// bf16 pair (a in the low half) from two floats, rounded to nearest even; and back. Plain 32-bit
-// registers (no address taken), so pk below stays in registers.
-__device__ __forceinline__ uint32_t pack_bf16x2(float a, float b) {
-  uint32_t r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(b), "f"(a));
-  return r;
-}
-__device__ __forceinline__ float bf16_lo(uint32_t x) { return __uint_as_float(x << 16); }
-__device__ __forceinline__ float bf16_hi(uint32_t x) { return __uint_as_float(x & 0xffff0000u); }
 
 // act(gate) * up for chunk c of a finished tile's packed projection (pk: bf16 pairs, [0, 32) gate
 // and [32, 64) up; entry 16h + j holds columns 8j + 2tq, +1 of row h: rows g and g + 8), stored as

@@ -20,6 +20,7 @@
 // 8j + 2tq + 1 of rows g and g + 8 of its warp's 16 (lane = 4g + tq).
 #include "kernels/lm_head_loss.h"
 
+#include "kernels/cuda_types.cuh"
 #include "kernels/env_switch.h"
 #include "kernels/fa_common.cuh"
 #include "kernels/fa_tma.cuh"
@@ -38,6 +39,11 @@ namespace foxeval {
 
 namespace {
 
+using cuda_types::bf16_hi;
+using cuda_types::bf16_lo;
+using cuda_types::merge_max_sum;
+using cuda_types::pack_bf16x2;
+
 constexpr int kBM = 128, kBK = 64, kHalfN = 128, kBN = 2 * kHalfN;  // rows, k-step, columns of a tile
 constexpr int kStages = 4;
 constexpr int kATile = kBM * kBK * 2, kBTile = kBN * kBK * 2, kStage = kATile + kBTile;
@@ -48,13 +54,6 @@ constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // 256 x 240 + 128 x 24 
 constexpr int kChunks = 6;                               // epilogue steps, one a k-step
 constexpr int kGroupRows = 32;                           // row blocks a tile group spans
 
-__device__ __forceinline__ uint32_t pack_bf16x2(float a, float b) {
-  uint32_t r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(b), "f"(a));
-  return r;
-}
-__device__ __forceinline__ float bf16_lo(uint32_t x) { return __uint_as_float(x << 16); }
-__device__ __forceinline__ float bf16_hi(uint32_t x) { return __uint_as_float(x & 0xffff0000u); }
 
 __device__ __forceinline__ uint32_t max_bf16x2(uint32_t a, uint32_t b) {
   uint32_t r;
@@ -250,19 +249,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-// Merges (m, s) with (m2, s2) as fused_token_logprobs does; commutative to the bit.
-__device__ inline void merge(float& m, float& s, float m2, float s2) {
-  if (m2 == -INFINITY) return;
-  if (m == -INFINITY) {
-    m = m2;
-    s = s2;
-    return;
-  }
-  const float mx = fmaxf(m, m2);
-  s = s * __expf(m - mx) + s2 * __expf(m2 - mx);
-  m = mx;
-}
-
 // A warp a row: its column tiles' partials merged in a fixed order, then label logit - log-sum-exp.
 __global__ void __launch_bounds__(256) merge_rows_kernel(const float2* __restrict__ part, const float* __restrict__ lab_logit,
                                                          float* __restrict__ out, int M, int n_col) {
@@ -271,11 +257,11 @@ __global__ void __launch_bounds__(256) merge_rows_kernel(const float2* __restric
   float m = -INFINITY, s = 0.f;
   for (int i = lane; i < n_col; i += 32) {
     const float2 v = part[(int64_t)row * n_col + i];
-    merge(m, s, v.x, v.y);
+    merge_max_sum(m, s, v.x, v.y);
   }
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1)
-    merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+    merge_max_sum(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
   if (lane == 0) out[row] = lab_logit[row] - (m + logf(s));
 }
 

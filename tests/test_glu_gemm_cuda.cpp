@@ -19,24 +19,9 @@ using namespace foxeval;
 
 namespace {
 
-bool have_hopper() {
-  if (!foxeval::test::have_cuda()) return false;
-  return at::cuda::getCurrentDeviceProperties()->major == 9;
-}
-
-// Ends the test case with a message where no sm_90 GPU is there (CI): the kernel is Hopper's.
-#define SKIP_WITHOUT_HOPPER()                        \
-  do {                                               \
-    if (!have_hopper()) {                            \
-      MESSAGE("CUDA sm_90 unavailable: skipping");   \
-      return;                                        \
-    }                                                \
-  } while (0)
-
 at::Tensor two_kernels(const at::Tensor& x, const at::Tensor& w, bool silu) {
   return fused_swiglu(at::linear(x, w), silu, at::kBFloat16);
 }
-
 
 }  // namespace
 

@@ -24,19 +24,6 @@ using namespace foxeval;
 
 namespace {
 
-bool have_hopper() {
-  if (!foxeval::test::have_cuda()) return false;
-  return at::cuda::getCurrentDeviceProperties()->major == 9;
-}
-
-#define SKIP_WITHOUT_HOPPER()                        \
-  do {                                               \
-    if (!have_hopper()) {                            \
-      MESSAGE("CUDA sm_90 unavailable: skipping");   \
-      return;                                        \
-    }                                                \
-  } while (0)
-
 // Random labels in [0, V) with the tile edges (0, 255, 256, V - 1) among them.
 at::Tensor labels_for(int64_t M, int64_t V) {
   at::Tensor lab = at::randint(0, V, {M}, at::kLong);

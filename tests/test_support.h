@@ -29,6 +29,18 @@ inline bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; 
     }                                       \
   } while (0)
 
+// Whether an sm_90 GPU (H100/H200) is there: the Hopper-only kernels (wgmma, TMA, setmaxnreg).
+inline bool have_hopper() { return have_cuda() && at::cuda::getCurrentDeviceProperties()->major == 9; }
+
+// Ends the calling test case, with a message, where have_hopper() is false (CI: no GPU).
+#define SKIP_WITHOUT_HOPPER()                       \
+  do {                                              \
+    if (!foxeval::test::have_hopper()) {            \
+      MESSAGE("CUDA sm_90 unavailable: skipping");  \
+      return;                                       \
+    }                                               \
+  } while (0)
+
 // Sets an environment variable for a scope (the kernels' A/B switches are read at every launch).
 struct ScopedEnv {
   const char* name;
