@@ -8,7 +8,9 @@
 namespace foxeval {
 
 // log p(labels[b, t] | input_ids[b, :t+1]) as float32 [B, T], on the model's device.
-// Logits are made `chunk` positions at a time (default: about 256 MB of fp32 logits).
+// On Hopper with at least 256 positions the head computes the loss in its epilogue (no logits in
+// memory, kernels/lm_head_loss.h; `chunk` does not apply); elsewhere logits are made `chunk`
+// positions at a time (default: about 256M logits on a GPU, 64M elsewhere).
 at::Tensor token_logprobs(CausalLM& model, const at::Tensor& input_ids, const at::Tensor& labels,
                           DecodeState* state = nullptr, int64_t chunk = 0);
 
