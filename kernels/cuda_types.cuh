@@ -71,7 +71,6 @@ __device__ __forceinline__ void store8(bf16* p, const float* v) {
   *reinterpret_cast<uint4*>(p) = u;
 }
 
-// Activations with torch's formulas (IEEE division, expf), so fused kernels give its bits.
 // A bf16 pair (a in the low half) from two floats, rounded to nearest even; and its halves back.
 // Plain 32-bit registers (no address taken), so arrays of pairs stay in registers.
 __device__ __forceinline__ uint32_t pack_bf16x2(float a, float b) {
@@ -96,6 +95,7 @@ __device__ __forceinline__ void merge_max_sum(float& m, float& s, float m2, floa
   m = mx;
 }
 
+// Activations with torch's formulas (IEEE division, expf), so fused kernels give its bits.
 __device__ __forceinline__ float sigmoid_torch(float x) { return 1.f / (1.f + expf(-x)); }
 __device__ __forceinline__ float silu_torch(float x) { return x / (1.f + expf(-x)); }
 

@@ -54,7 +54,6 @@ constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // 256 x 240 + 128 x 24 
 constexpr int kChunks = 6;                               // epilogue steps, one a k-step
 constexpr int kGroupRows = 32;                           // row blocks a tile group spans
 
-
 __device__ __forceinline__ uint32_t max_bf16x2(uint32_t a, uint32_t b) {
   uint32_t r;
   asm("max.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));

@@ -22,10 +22,6 @@ at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden,
                                 int64_t chunk) {
   const int64_t B = hidden.size(0), T = hidden.size(1);
   const at::Tensor& head = model.lm_head();
-  // Default chunk: about 256M logits on a GPU (512 MB in bf16), 64M elsewhere. At 64k tokens of a
-  // 50k vocabulary that is 13 lm_head matmuls instead of 50: bigger GEMMs run nearer peak.
-  const int64_t budget = hidden.is_cuda() ? (int64_t(256) << 20) : (int64_t(64) << 20);
-  if (chunk <= 0) chunk = std::max<int64_t>(1, budget / std::max<int64_t>(1, B * head.size(0)));
   at::Tensor lab = labels.to(hidden.device(), at::kLong);
   // Hopper, prefill-sized: the head with the loss in its epilogue, no logits in memory
   // (kernels/lm_head_loss.h); one launch for all rows, so `chunk` does not apply.
@@ -34,6 +30,10 @@ at::Tensor logprobs_from_hidden(const CausalLM& model, const at::Tensor& hidden,
     at::Tensor fused = lm_head_token_logprobs(hidden, head, head.size(0), lab);
     if (fused.defined()) return fused.view({B, T});
   }
+  // Default chunk: about 256M logits on a GPU (512 MB in bf16), 64M elsewhere. At 64k tokens of a
+  // 50k vocabulary that is 13 lm_head matmuls instead of 50: bigger GEMMs run nearer peak.
+  const int64_t budget = hidden.is_cuda() ? (int64_t(256) << 20) : (int64_t(64) << 20);
+  if (chunk <= 0) chunk = std::max<int64_t>(1, budget / std::max<int64_t>(1, B * head.size(0)));
   at::Tensor out = at::empty({B, T}, hidden.options().dtype(at::kFloat));
   // On the GPU the head is padded to a multiple of 64 rows: with an odd vocabulary (50257) the
   // logits' row pitch is misaligned and cuBLAS falls back to a GEMM ~5x slower than the aligned one.
