@@ -1,0 +1,79 @@
+// RULER's NIAH samples (tasks/ruler/niah.h) against lm-eval 0.4.13's generator run on the same
+// synthetic essays, word lists and Punkt parameters with the checkpoints' tokenizer
+// (tests/tools/ruler_goldens.py -> tests/fixtures/ruler/niah_goldens.jsonl): the eight NIAH tasks in
+// the group's order at 1024 and 4096 tokens from one random stream seeded as simple_evaluate does.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "data/python/punkt.h"
+#include "data/python/python_random.h"
+#include "data/tokenizer.h"
+#include "tasks/ruler/niah.h"
+#include "tasks/ruler/ruler_data.h"
+#include "data/content_digest.h"
+
+using nlohmann::json;
+namespace ruler = foxeval::ruler;
+
+namespace {
+
+const std::string kSrc = std::string(FOXEVAL_SOURCE_DIR) + "/";
+const std::string kFix = kSrc + "tests/fixtures/ruler/";
+
+}  // namespace
+
+TEST_CASE("ruler niah: the eight NIAH tasks equal lm-eval 0.4.13's docs at 1024 and 4096 tokens") {
+  const ruler::NiahDefinition def = ruler::load_niah_definition(kSrc + "tasks/ruler/ruler_tasks.json");
+  const std::vector<std::string> essay_words = ruler::essay_haystack_words(ruler::read_essay_folder(kFix + "haystack"));
+  const std::string ww = ruler::find_wonderwords_dir(kFix + "wonderwords");
+  const std::vector<std::string> words =
+      ruler::niah_words(ruler::read_word_list(ww + "/adjectivelist.txt"), ruler::read_word_list(ww + "/nounlist.txt"));
+  const foxeval::PunktParameters punkt = foxeval::load_punkt_params(kFix + "nltk_data/tokenizers/punkt_tab/english");
+  ruler::NiahData data;
+  data.essay_words = &essay_words;
+  data.words = &words;
+  data.punkt = &punkt;
+  const foxeval::Gpt2Tokenizer tok = foxeval::Gpt2Tokenizer::load("");
+  const ruler::TokenCounter count = [&](const std::string& s) { return tok.encode(s, true, true).size(); };
+
+  std::ifstream in(kFix + "niah_goldens.jsonl");
+  REQUIRE(in.good());
+  std::vector<json> goldens;
+  for (std::string line; std::getline(in, line);) goldens.push_back(json::parse(line));
+  REQUIRE(goldens.size() == 8000);
+
+  foxeval::PythonRandom rng(0);  // simple_evaluate: random.seed(0)
+  size_t g = 0, full_inputs = 0;
+  for (const char* name : {"niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+                           "niah_multikey_3", "niah_multiquery", "niah_multivalue"}) {
+    for (int64_t length : {1024, 4096}) {
+      const std::vector<ruler::RulerDoc> docs = ruler::niah_samples(def, def.tasks.at(name), data, count, length, rng);
+      for (const ruler::RulerDoc& d : docs) {
+        REQUIRE(g < goldens.size());
+        const json& want = goldens[g++];
+        CAPTURE(name);
+        CAPTURE(length);
+        CAPTURE(d.index);
+        REQUIRE(want["task"] == name);
+        const json& w = want["doc"];
+        REQUIRE(w["index"] == d.index);
+        REQUIRE(w["outputs"] == json(d.outputs));
+        REQUIRE(w["length"] == d.length);
+        REQUIRE(w["max_length"] == d.max_length);
+        REQUIRE(w["gen_prefix"] == d.gen_prefix);
+        if (w.contains("input")) {
+          REQUIRE(w["input"] == d.input);
+          ++full_inputs;
+        }
+        REQUIRE(w["input_sha256"] == foxeval::sha256_hex(d.input));
+      }
+    }
+  }
+  CHECK(g == goldens.size());
+  CHECK(full_inputs == 16);
+}
