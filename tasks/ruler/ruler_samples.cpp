@@ -1,0 +1,113 @@
+#include "tasks/ruler/ruler_samples.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <map>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "data/errors.h"
+#include "data/json_file.h"
+#include "data/python/punkt.h"
+#include "data/python/python_random.h"
+#include "data/resources.h"
+#include "data/tokenizer.h"
+#include "tasks/ruler/ruler_data.h"
+
+namespace foxeval::ruler {
+
+namespace {
+
+std::string ruler_tasks_json() {
+  return find_resource({"the RULER task definitions", "tasks/ruler/ruler_tasks.json", {}, "FOXEVAL_RULER_DIR", "ruler_tasks.json"});
+}
+
+std::vector<std::string> group_order() {
+  const nlohmann::json j = read_json(ruler_tasks_json());
+  std::vector<std::string> out;
+  for (const auto& t : j.at("group")) out.push_back(t.get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> available_tasks() {
+  const NiahDefinition def = load_niah_definition(ruler_tasks_json());
+  std::vector<std::string> out;
+  for (const std::string& t : group_order())
+    if (def.tasks.count(t)) out.push_back(t);
+  return out;
+}
+
+std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSettings& s) {
+  const NiahDefinition def = load_niah_definition(ruler_tasks_json());
+  const std::vector<std::string> available = available_tasks();
+  const std::vector<std::string> tasks = s.tasks.empty() ? available : s.tasks;
+  for (const std::string& t : tasks)
+    if (!def.tasks.count(t))
+      throw Error(fmt::format("--tasks: '{}' is not a RULER task this build generates (it generates: {})", t, fmt::join(available, ", ")));
+  const std::vector<int64_t> lengths = s.lengths.empty() ? std::vector<int64_t>{4096} : s.lengths;
+  for (int64_t L : lengths)
+    if (L < 1) throw Error(fmt::format("--lengths: {} is not a positive token count", L));
+
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
+  // len(TOKENIZER(text).input_ids) for the checkpoints' JSONGPT2Tokenizer (add_bos_token=True).
+  const TokenCounter count = [&tok](const std::string& text) { return tok.encode(text, true, true).size(); };
+
+  bool needs_essays = false;
+  for (const std::string& t : tasks) needs_essays |= def.tasks.at(t).haystack == "essay";
+  std::vector<std::string> essay_words;
+  PunktParameters punkt;
+  if (needs_essays) {
+    if (s.haystack_dir.empty())
+      throw Error("--haystack: the essay tasks need the essays: a folder of .txt files (the texts of the Hugging Face "
+                  "dataset baber/paul_graham_essays, or the Paul Graham essays of RULER's scripts/data/synthetic/json/)");
+    essay_words = essay_haystack_words(read_essay_folder(s.haystack_dir));
+    punkt = load_punkt_params(s.punkt_dir.empty() ? find_punkt_tab("english") : std::filesystem::path(s.punkt_dir));
+  }
+  const std::string ww = find_wonderwords_dir(s.words_dir);
+  const std::vector<std::string> words = niah_words(read_word_list(ww + "/adjectivelist.txt"), read_word_list(ww + "/nounlist.txt"));
+
+  NiahData data;
+  data.essay_words = &essay_words;
+  data.words = &words;
+  data.punkt = &punkt;
+  PythonRandom rng(0);  // simple_evaluate: random.seed(0) (np.random.seed(1234) feeds only ruler_vt)
+  std::vector<std::pair<std::string, RulerDoc>> out;
+  for (const std::string& t : tasks)
+    for (int64_t L : lengths) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::vector<RulerDoc> docs = niah_samples(def, def.tasks.at(t), data, count, L, rng);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "ruler samples: %-16s %7lld tokens: %zu docs (%.2f s)\n", t.c_str(), static_cast<long long>(L), docs.size(), secs);
+      for (RulerDoc& d : docs) out.emplace_back(t, std::move(d));
+    }
+  return out;
+}
+
+void write_samples(const SamplesSettings& s) {
+  if (s.out_path.empty()) throw Error("--out: give the JSONL file to write");
+  const std::vector<std::pair<std::string, RulerDoc>> docs = generate_samples(s);
+  std::string text;
+  std::map<std::string, int64_t> doc_ids;
+  for (const auto& [task, d] : docs) {
+    nlohmann::ordered_json doc;
+    doc["index"] = d.index;
+    doc["input"] = d.input;
+    doc["outputs"] = d.outputs;
+    doc["length"] = d.length;
+    doc["max_length"] = d.max_length;
+    doc["gen_prefix"] = d.gen_prefix;
+    nlohmann::ordered_json line;
+    line["task"] = task;
+    line["doc_id"] = doc_ids[task]++;  // lm-eval's doc_id: the row in the task's dataset, lengths concatenated
+    line["doc"] = std::move(doc);
+    text += line.dump() + "\n";
+  }
+  write_text_atomic(s.out_path, text);
+  std::printf("wrote %zu docs to %s\n", docs.size(), s.out_path.c_str());
+}
+
+}  // namespace foxeval::ruler
