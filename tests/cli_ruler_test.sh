@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `foxeval ruler samples` end to end: the eight NIAH tasks at 1024/4096 tokens equal lm-eval 0.4.13's
-# docs (tests/fixtures/ruler/niah_goldens.jsonl, made by lm-eval's own generator on the same
+# `foxeval ruler samples` end to end: the eight NIAH tasks and ruler_vt at 1024/4096 tokens equal
+# lm-eval 0.4.13's docs (tests/fixtures/ruler/niah_goldens.jsonl + vt_goldens.jsonl, made by lm-eval's own generator on the same
 # synthetic essays, word lists and punkt_tab: tests/tools/ruler_goldens.py), a task subset keeps the
 # group's stream, and every missing piece of data exits 2 naming where it looked.
 # Usage: tests/cli_ruler_test.sh path/to/foxeval   (run from the repository root)
@@ -15,6 +15,7 @@ compare() {  # compare SAMPLES.jsonl [FIRST_TASK]: the samples equal the goldens
 import hashlib, json, sys
 got = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
 want = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
+want += [json.loads(l) for l in open(sys.argv[2].replace("niah_goldens", "vt_goldens"), encoding="utf-8")]
 if sys.argv[3]:
     want = [w for w in want if w["task"] == sys.argv[3]]
 assert len(got) == len(want) and len(got) > 0, (len(got), len(want))
@@ -32,9 +33,9 @@ for g, w in zip(got, want):
 PYEOF
 }
 
-expect_ok "samples: 8 NIAH tasks x 1024/4096" "$FOXEVAL" ruler samples "${data[@]}" --lengths 1024,4096 --out "$tmp/all.jsonl"
-compare "$tmp/all.jsonl" && ok || bad "all eight NIAH tasks equal lm-eval's docs"
-grep -q "niah_multivalue     4096 tokens: 500 docs" "$tmp/err" && ok || bad "per task and length counts on stderr"
+expect_ok "samples: 8 NIAH tasks + ruler_vt x 1024/4096" "$FOXEVAL" ruler samples "${data[@]}" --lengths 1024,4096 --out "$tmp/all.jsonl"
+compare "$tmp/all.jsonl" && ok || bad "the eight NIAH tasks and ruler_vt equal lm-eval's docs"
+grep -q "ruler_vt            4096 tokens: 500 docs" "$tmp/err" && ok || bad "per task and length counts on stderr"
 
 # Alone, niah_single_1 is the group's first task: the same docs as in the group.
 expect_ok "samples: one task" "$FOXEVAL" ruler samples "${data[@]}" --tasks niah_single_1 --lengths 1024,4096 --out "$tmp/one.jsonl"

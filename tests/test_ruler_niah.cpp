@@ -15,6 +15,7 @@
 #include "data/tokenizer.h"
 #include "tasks/ruler/niah.h"
 #include "tasks/ruler/ruler_data.h"
+#include "tasks/ruler/vt.h"
 #include "data/content_digest.h"
 
 using nlohmann::json;
@@ -27,7 +28,37 @@ const std::string kFix = kSrc + "tests/fixtures/ruler/";
 
 }  // namespace
 
-TEST_CASE("ruler niah: the eight NIAH tasks equal lm-eval 0.4.13's docs at 1024 and 4096 tokens") {
+namespace {
+
+std::vector<json> read_goldens(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::vector<json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+  return out;
+}
+
+void check_doc(const json& want, const std::string& task, const ruler::RulerDoc& d, size_t& full_inputs) {
+  CAPTURE(task);
+  CAPTURE(d.max_length);
+  CAPTURE(d.index);
+  REQUIRE(want["task"] == task);
+  const json& w = want["doc"];
+  REQUIRE(w["index"] == d.index);
+  REQUIRE(w["outputs"] == json(d.outputs));
+  REQUIRE(w["length"] == d.length);
+  REQUIRE(w["max_length"] == d.max_length);
+  REQUIRE(w["gen_prefix"] == d.gen_prefix);
+  if (w.contains("input")) {
+    REQUIRE(w["input"] == d.input);
+    ++full_inputs;
+  }
+  REQUIRE(w["input_sha256"] == foxeval::sha256_hex(d.input));
+}
+
+}  // namespace
+
+TEST_CASE("ruler samples: the NIAH tasks then ruler_vt equal lm-eval 0.4.13's docs at 1024 and 4096 tokens") {
   const ruler::NiahDefinition def = ruler::load_niah_definition(kSrc + "tasks/ruler/ruler_tasks.json");
   const std::vector<std::string> essay_words = ruler::essay_haystack_words(ruler::read_essay_folder(kFix + "haystack"));
   const std::string ww = ruler::find_wonderwords_dir(kFix + "wonderwords");
@@ -41,13 +72,11 @@ TEST_CASE("ruler niah: the eight NIAH tasks equal lm-eval 0.4.13's docs at 1024 
   const foxeval::Gpt2Tokenizer tok = foxeval::Gpt2Tokenizer::load("");
   const ruler::TokenCounter count = [&](const std::string& s) { return tok.encode(s, true, true).size(); };
 
-  std::ifstream in(kFix + "niah_goldens.jsonl");
-  REQUIRE(in.good());
-  std::vector<json> goldens;
-  for (std::string line; std::getline(in, line);) goldens.push_back(json::parse(line));
+  const std::vector<json> goldens = read_goldens(kFix + "niah_goldens.jsonl");
   REQUIRE(goldens.size() == 8000);
 
   foxeval::PythonRandom rng(0);  // simple_evaluate: random.seed(0)
+  foxeval::NumpyRandomState np_rng(1234);  // and np.random.seed(1234)
   size_t g = 0, full_inputs = 0;
   for (const char* name : {"niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
                            "niah_multikey_3", "niah_multiquery", "niah_multivalue"}) {
@@ -55,25 +84,24 @@ TEST_CASE("ruler niah: the eight NIAH tasks equal lm-eval 0.4.13's docs at 1024 
       const std::vector<ruler::RulerDoc> docs = ruler::niah_samples(def, def.tasks.at(name), data, count, length, rng);
       for (const ruler::RulerDoc& d : docs) {
         REQUIRE(g < goldens.size());
-        const json& want = goldens[g++];
-        CAPTURE(name);
-        CAPTURE(length);
-        CAPTURE(d.index);
-        REQUIRE(want["task"] == name);
-        const json& w = want["doc"];
-        REQUIRE(w["index"] == d.index);
-        REQUIRE(w["outputs"] == json(d.outputs));
-        REQUIRE(w["length"] == d.length);
-        REQUIRE(w["max_length"] == d.max_length);
-        REQUIRE(w["gen_prefix"] == d.gen_prefix);
-        if (w.contains("input")) {
-          REQUIRE(w["input"] == d.input);
-          ++full_inputs;
-        }
-        REQUIRE(w["input_sha256"] == foxeval::sha256_hex(d.input));
+        check_doc(goldens[g++], name, d, full_inputs);
       }
     }
   }
   CHECK(g == goldens.size());
   CHECK(full_inputs == 16);
+
+  // ruler_vt, the group's next task: the same Python stream, and NumPy's from its seed.
+  const ruler::VtDefinition vt = ruler::load_vt_definition(kSrc + "tasks/ruler/ruler_tasks.json");
+  const std::vector<json> vt_goldens = read_goldens(kFix + "vt_goldens.jsonl");
+  size_t v = 0;
+  full_inputs = 0;
+  for (int64_t length : {1024, 4096})
+    for (const ruler::RulerDoc& d : ruler::vt_samples(vt, count, length, rng, np_rng)) {
+      REQUIRE(v < vt_goldens.size());
+      check_doc(vt_goldens[v++], "ruler_vt", d, full_inputs);
+    }
+  CHECK(v == vt_goldens.size());
+  CHECK(v == 1000);
+  CHECK(full_inputs == 2);
 }

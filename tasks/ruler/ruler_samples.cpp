@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "data/resources.h"
 #include "data/tokenizer.h"
 #include "tasks/ruler/ruler_data.h"
+#include "tasks/ruler/vt.h"
 
 namespace foxeval::ruler {
 
@@ -37,16 +39,17 @@ std::vector<std::string> available_tasks() {
   const NiahDefinition def = load_niah_definition(ruler_tasks_json());
   std::vector<std::string> out;
   for (const std::string& t : group_order())
-    if (def.tasks.count(t)) out.push_back(t);
+    if (def.tasks.count(t) || t == "ruler_vt") out.push_back(t);
   return out;
 }
 
 std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSettings& s) {
   const NiahDefinition def = load_niah_definition(ruler_tasks_json());
+  const VtDefinition vt = load_vt_definition(ruler_tasks_json());
   const std::vector<std::string> available = available_tasks();
   const std::vector<std::string> tasks = s.tasks.empty() ? available : s.tasks;
   for (const std::string& t : tasks)
-    if (!def.tasks.count(t))
+    if (std::find(available.begin(), available.end(), t) == available.end())
       throw Error(fmt::format("--tasks: '{}' is not a RULER task this build generates (it generates: {})", t, fmt::join(available, ", ")));
   const std::vector<int64_t> lengths = s.lengths.empty() ? std::vector<int64_t>{4096} : s.lengths;
   for (int64_t L : lengths)
@@ -57,7 +60,7 @@ std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSett
   const TokenCounter count = [&tok](const std::string& text) { return tok.encode(text, true, true).size(); };
 
   bool needs_essays = false;
-  for (const std::string& t : tasks) needs_essays |= def.tasks.at(t).haystack == "essay";
+  for (const std::string& t : tasks) needs_essays |= def.tasks.count(t) && def.tasks.at(t).haystack == "essay";
   std::vector<std::string> essay_words;
   PunktParameters punkt;
   if (needs_essays) {
@@ -74,12 +77,14 @@ std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSett
   data.essay_words = &essay_words;
   data.words = &words;
   data.punkt = &punkt;
-  PythonRandom rng(0);  // simple_evaluate: random.seed(0) (np.random.seed(1234) feeds only ruler_vt)
+  PythonRandom rng(0);           // simple_evaluate: random.seed(0)
+  NumpyRandomState np_rng(1234);  // and np.random.seed(1234) (only ruler_vt draws from it)
   std::vector<std::pair<std::string, RulerDoc>> out;
   for (const std::string& t : tasks)
     for (int64_t L : lengths) {
       const auto t0 = std::chrono::steady_clock::now();
-      std::vector<RulerDoc> docs = niah_samples(def, def.tasks.at(t), data, count, L, rng);
+      std::vector<RulerDoc> docs =
+          t == "ruler_vt" ? vt_samples(vt, count, L, rng, np_rng) : niah_samples(def, def.tasks.at(t), data, count, L, rng);
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "ruler samples: %-16s %7lld tokens: %zu docs (%.2f s)\n", t.c_str(), static_cast<long long>(L), docs.size(), secs);
       for (RulerDoc& d : docs) out.emplace_back(t, std::move(d));

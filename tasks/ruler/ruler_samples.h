@@ -16,12 +16,13 @@ struct SamplesSettings {
   std::string haystack_dir;  // folder of .txt essays (baber/paul_graham_essays' texts)
   std::string words_dir;     // wonderwords' lists ("" = the installed package's)
   std::string punkt_dir;     // punkt_tab/english ("" = nltk's search roots)
-  std::vector<std::string> tasks;  // empty = the NIAH tasks of the group, in its order
+  std::vector<std::string> tasks;  // empty = available_tasks(), in the group's order
   std::vector<int64_t> lengths;    // empty = lm-eval's default (4096)
   std::string out_path;
 };
 
-// The tasks this build generates, in the group's order (ruler.yaml).
+// The tasks this build generates, in the group's order (ruler.yaml): the eight NIAH tasks and
+// ruler_vt, the group's first nine.
 std::vector<std::string> available_tasks();
 
 // Generates every task at every length (lengths in the order given, as lm-eval's generators loop)

@@ -12,6 +12,7 @@ Writes under tests/fixtures/ruler/:
                                {"task", "doc"} with the doc's fields, its `input` replaced by
                                `input_sha256` (hex of its UTF-8) except for index 0 (8000 full docs
                                would be 76 MB)
+  vt_goldens.jsonl             ruler_vt's docs (the same form), built after the NIAH tasks as in the group
 
 How lm-eval is run without its network and heavy dependencies: `transformers.AutoTokenizer` is a
 stand-in returning the checkpoints' tokenizer (JSONGPT2Tokenizer with add_bos_token=True: BOS 50256,
@@ -123,6 +124,15 @@ def install_stand_ins():
             rw._DEFAULT_CATEGORIES[d] = [w.rstrip() for w in f.readlines()]
 
 
+def compact(doc):
+    """The doc with `input_sha256`; its `input` only at index 0."""
+    d = dict(doc)
+    d["input_sha256"] = hashlib.sha256(d["input"].encode("utf-8")).hexdigest()
+    if d["index"] != 0:
+        del d["input"]
+    return d
+
+
 def main():
     write_synthetic_data(random.Random(5353))
     install_stand_ins()
@@ -133,22 +143,23 @@ def main():
     tasks_pkg = types.ModuleType("lm_eval.tasks")
     tasks_pkg.__path__ = [os.path.join(os.path.dirname(lm_eval.__file__), "tasks")]
     sys.modules["lm_eval.tasks"] = tasks_pkg
-    from lm_eval.tasks.ruler import niah_utils
+    from lm_eval.tasks.ruler import niah_utils, vt_utils
 
     random.seed(0)  # simple_evaluate's seeds
     np.random.seed(1234)
     out = []
     for task in NIAH_TASKS:
         docs = getattr(niah_utils, task)(max_seq_lengths=list(LENGTHS), pretrained="fixture")["test"]
-        for d in docs:
-            d = dict(d)
-            d["input_sha256"] = hashlib.sha256(d["input"].encode("utf-8")).hexdigest()
-            if d["index"] != 0:
-                del d["input"]
-            out.append({"task": task, "doc": d})
+        out += [{"task": task, "doc": compact(d)} for d in docs]
     with open(os.path.join(FIX, "niah_goldens.jsonl"), "w", encoding="utf-8") as f:
         for o in out:
             f.write(json.dumps(o, ensure_ascii=False) + "\n")
+    # ruler_vt, built after the NIAH tasks as in the group: the same streams continue.
+    vt = vt_utils.get_vt_dataset(max_seq_lengths=list(LENGTHS), pretrained="fixture")["test"]
+    with open(os.path.join(FIX, "vt_goldens.jsonl"), "w", encoding="utf-8") as f:
+        for d in vt:
+            f.write(json.dumps({"task": "ruler_vt", "doc": compact(d)}, ensure_ascii=False) + "\n")
+    out += vt
     print(f"wrote {len(out)} docs; lm-eval {lm_eval.__version__}, "
           f"python {sys.version.split()[0]}, numpy {np.__version__}")
 
