@@ -30,7 +30,7 @@ CommandRegistrar ruler_command([](CLI::App& root) {
   samples->add_option("--haystack", s->haystack_dir, "folder of .txt essays (baber/paul_graham_essays' texts), for the essay tasks");
   samples->add_option("--words", s->words_dir, "folder with wonderwords' nounlist.txt, adjectivelist.txt, verblist.txt (default: the installed package's)");
   samples->add_option("--punkt", s->punkt_dir, "nltk's punkt_tab/english folder (default: found under $NLTK_DATA, ~/nltk_data, ...)");
-  samples->add_option("--tasks", *tasks, "tasks in the order lm-eval builds them, e.g. niah_single_1,niah_single_2 (default: the group's tasks this build generates: the eight NIAH tasks and ruler_vt)");
+  samples->add_option("--tasks", *tasks, "tasks in the order lm-eval builds them, e.g. niah_single_1,niah_single_2 (default: the group's tasks this build generates: the eight NIAH tasks, ruler_vt, ruler_cwe)");
   samples->add_option("--lengths", *lengths, "max_seq_lengths in tokens, e.g. 4096,8192 (default 4096)");
   samples->add_option("--out", s->out_path, "JSONL file to write")->required();
   samples->callback([s, tasks, lengths] {

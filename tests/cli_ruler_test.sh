@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `foxeval ruler samples` end to end: the eight NIAH tasks and ruler_vt at 1024/4096 tokens equal
-# lm-eval 0.4.13's docs (tests/fixtures/ruler/niah_goldens.jsonl + vt_goldens.jsonl, made by lm-eval's own generator on the same
+# `foxeval ruler samples` end to end: the eight NIAH tasks, ruler_vt and ruler_cwe at 1024/4096 tokens
+# equal lm-eval 0.4.13's docs (tests/fixtures/ruler/{niah,vt,cwe}_goldens.jsonl, made by lm-eval's own generator on the same
 # synthetic essays, word lists and punkt_tab: tests/tools/ruler_goldens.py), a task subset keeps the
 # group's stream, and every missing piece of data exits 2 naming where it looked.
 # Usage: tests/cli_ruler_test.sh path/to/foxeval   (run from the repository root)
@@ -15,7 +15,8 @@ compare() {  # compare SAMPLES.jsonl [FIRST_TASK]: the samples equal the goldens
 import hashlib, json, sys
 got = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
 want = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
-want += [json.loads(l) for l in open(sys.argv[2].replace("niah_goldens", "vt_goldens"), encoding="utf-8")]
+for more in ["vt_goldens", "cwe_goldens"]:
+    want += [json.loads(l) for l in open(sys.argv[2].replace("niah_goldens", more), encoding="utf-8")]
 if sys.argv[3]:
     want = [w for w in want if w["task"] == sys.argv[3]]
 assert len(got) == len(want) and len(got) > 0, (len(got), len(want))
@@ -24,18 +25,20 @@ for g, w in zip(got, want):
     d, wd = g["doc"], w["doc"]
     assert g["task"] == w["task"], (g["task"], w["task"])
     assert g["doc_id"] == doc_ids.get(g["task"], 0); doc_ids[g["task"]] = g["doc_id"] + 1
-    assert list(d) == ["index", "input", "outputs", "length", "max_length", "gen_prefix"], list(d)
+    keys = ["index", "input"] + (["input_example"] if g["task"] == "ruler_cwe" else []) + ["outputs", "length", "max_length", "gen_prefix"]
+    assert list(d) == keys, list(d)  # lm-eval's doc, its keys in its order
     for k in ["index", "outputs", "length", "max_length", "gen_prefix"]:
         assert d[k] == wd[k], (g["task"], d["index"], k, d[k], wd[k])
-    assert hashlib.sha256(d["input"].encode("utf-8")).hexdigest() == wd["input_sha256"], (g["task"], d["index"])
-    if "input" in wd:
-        assert d["input"] == wd["input"]
+    for k in keys[1:-4]:
+        assert hashlib.sha256(d[k].encode("utf-8")).hexdigest() == wd[k + "_sha256"], (g["task"], d["index"], k)
+        if k in wd:
+            assert d[k] == wd[k]
 PYEOF
 }
 
-expect_ok "samples: 8 NIAH tasks + ruler_vt x 1024/4096" "$FOXEVAL" ruler samples "${data[@]}" --lengths 1024,4096 --out "$tmp/all.jsonl"
-compare "$tmp/all.jsonl" && ok || bad "the eight NIAH tasks and ruler_vt equal lm-eval's docs"
-grep -q "ruler_vt            4096 tokens: 500 docs" "$tmp/err" && ok || bad "per task and length counts on stderr"
+expect_ok "samples: 8 NIAH tasks + ruler_vt + ruler_cwe x 1024/4096" "$FOXEVAL" ruler samples "${data[@]}" --lengths 1024,4096 --out "$tmp/all.jsonl"
+compare "$tmp/all.jsonl" && ok || bad "the eight NIAH tasks, ruler_vt and ruler_cwe equal lm-eval's docs"
+grep -q "ruler_cwe           4096 tokens: 500 docs" "$tmp/err" && ok || bad "per task and length counts on stderr"
 
 # Alone, niah_single_1 is the group's first task: the same docs as in the group.
 expect_ok "samples: one task" "$FOXEVAL" ruler samples "${data[@]}" --tasks niah_single_1 --lengths 1024,4096 --out "$tmp/one.jsonl"

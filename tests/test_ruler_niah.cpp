@@ -15,6 +15,7 @@
 #include "data/tokenizer.h"
 #include "tasks/ruler/niah.h"
 #include "tasks/ruler/ruler_data.h"
+#include "tasks/ruler/cwe.h"
 #include "tasks/ruler/vt.h"
 #include "data/content_digest.h"
 
@@ -54,11 +55,16 @@ void check_doc(const json& want, const std::string& task, const ruler::RulerDoc&
     ++full_inputs;
   }
   REQUIRE(w["input_sha256"] == foxeval::sha256_hex(d.input));
+  REQUIRE(w.contains("input_example_sha256") == d.input_example.has_value());
+  if (d.input_example) {
+    REQUIRE(w["input_example_sha256"] == foxeval::sha256_hex(*d.input_example));
+    if (w.contains("input_example")) REQUIRE(w["input_example"] == *d.input_example);
+  }
 }
 
 }  // namespace
 
-TEST_CASE("ruler samples: the NIAH tasks then ruler_vt equal lm-eval 0.4.13's docs at 1024 and 4096 tokens") {
+TEST_CASE("ruler samples: the NIAH tasks, ruler_vt and ruler_cwe equal lm-eval 0.4.13's docs at 1024 and 4096 tokens") {
   const ruler::NiahDefinition def = ruler::load_niah_definition(kSrc + "tasks/ruler/ruler_tasks.json");
   const std::vector<std::string> essay_words = ruler::essay_haystack_words(ruler::read_essay_folder(kFix + "haystack"));
   const std::string ww = ruler::find_wonderwords_dir(kFix + "wonderwords");
@@ -103,5 +109,21 @@ TEST_CASE("ruler samples: the NIAH tasks then ruler_vt equal lm-eval 0.4.13's do
     }
   CHECK(v == vt_goldens.size());
   CHECK(v == 1000);
+  CHECK(full_inputs == 2);
+
+  // ruler_cwe next: the same Python stream, and the module's own Random(42) made at import.
+  const ruler::CweDefinition cwe = ruler::load_cwe_definition(kSrc + "tasks/ruler/ruler_tasks.json");
+  ruler::CweState cwe_state(cwe, ruler::read_word_list(ww + "/nounlist.txt"), ruler::read_word_list(ww + "/adjectivelist.txt"),
+                            ruler::read_word_list(ww + "/verblist.txt"));
+  const std::vector<json> cwe_goldens = read_goldens(kFix + "cwe_goldens.jsonl");
+  size_t c = 0;
+  full_inputs = 0;
+  for (int64_t length : {1024, 4096})
+    for (const ruler::RulerDoc& d : ruler::cwe_samples(cwe, cwe_state, count, length, rng)) {
+      REQUIRE(c < cwe_goldens.size());
+      check_doc(cwe_goldens[c++], "ruler_cwe", d, full_inputs);
+    }
+  CHECK(c == cwe_goldens.size());
+  CHECK(c == 1000);
   CHECK(full_inputs == 2);
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@ struct RulerDoc {
   std::vector<std::string> outputs;
   int64_t length = 0, max_length = 0;
   std::string gen_prefix;
+  std::optional<std::string> input_example;  // ruler_cwe's docs only
 };
 
 struct NiahTask {

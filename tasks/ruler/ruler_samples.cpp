@@ -16,6 +16,7 @@
 #include "data/resources.h"
 #include "data/tokenizer.h"
 #include "tasks/ruler/ruler_data.h"
+#include "tasks/ruler/cwe.h"
 #include "tasks/ruler/vt.h"
 
 namespace foxeval::ruler {
@@ -39,13 +40,14 @@ std::vector<std::string> available_tasks() {
   const NiahDefinition def = load_niah_definition(ruler_tasks_json());
   std::vector<std::string> out;
   for (const std::string& t : group_order())
-    if (def.tasks.count(t) || t == "ruler_vt") out.push_back(t);
+    if (def.tasks.count(t) || t == "ruler_vt" || t == "ruler_cwe") out.push_back(t);
   return out;
 }
 
 std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSettings& s) {
   const NiahDefinition def = load_niah_definition(ruler_tasks_json());
   const VtDefinition vt = load_vt_definition(ruler_tasks_json());
+  const CweDefinition cwe = load_cwe_definition(ruler_tasks_json());
   const std::vector<std::string> available = available_tasks();
   const std::vector<std::string> tasks = s.tasks.empty() ? available : s.tasks;
   for (const std::string& t : tasks)
@@ -71,7 +73,10 @@ std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSett
     punkt = load_punkt_params(s.punkt_dir.empty() ? find_punkt_tab("english") : std::filesystem::path(s.punkt_dir));
   }
   const std::string ww = find_wonderwords_dir(s.words_dir);
-  const std::vector<std::string> words = niah_words(read_word_list(ww + "/adjectivelist.txt"), read_word_list(ww + "/nounlist.txt"));
+  const std::vector<std::string> adjectives = read_word_list(ww + "/adjectivelist.txt"), nouns = read_word_list(ww + "/nounlist.txt");
+  const std::vector<std::string> words = niah_words(adjectives, nouns);
+  // cwe_utils' import (made by lm-eval whether or not the task runs: its Random(42) is its own).
+  CweState cwe_state(cwe, nouns, adjectives, read_word_list(ww + "/verblist.txt"));
 
   NiahData data;
   data.essay_words = &essay_words;
@@ -83,8 +88,9 @@ std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSett
   for (const std::string& t : tasks)
     for (int64_t L : lengths) {
       const auto t0 = std::chrono::steady_clock::now();
-      std::vector<RulerDoc> docs =
-          t == "ruler_vt" ? vt_samples(vt, count, L, rng, np_rng) : niah_samples(def, def.tasks.at(t), data, count, L, rng);
+      std::vector<RulerDoc> docs = t == "ruler_vt"    ? vt_samples(vt, count, L, rng, np_rng)
+                                   : t == "ruler_cwe" ? cwe_samples(cwe, cwe_state, count, L, rng)
+                                                      : niah_samples(def, def.tasks.at(t), data, count, L, rng);
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "ruler samples: %-16s %7lld tokens: %zu docs (%.2f s)\n", t.c_str(), static_cast<long long>(L), docs.size(), secs);
       for (RulerDoc& d : docs) out.emplace_back(t, std::move(d));
@@ -101,6 +107,7 @@ void write_samples(const SamplesSettings& s) {
     nlohmann::ordered_json doc;
     doc["index"] = d.index;
     doc["input"] = d.input;
+    if (d.input_example) doc["input_example"] = *d.input_example;
     doc["outputs"] = d.outputs;
     doc["length"] = d.length;
     doc["max_length"] = d.max_length;

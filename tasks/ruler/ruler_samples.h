@@ -21,8 +21,8 @@ struct SamplesSettings {
   std::string out_path;
 };
 
-// The tasks this build generates, in the group's order (ruler.yaml): the eight NIAH tasks and
-// ruler_vt, the group's first nine.
+// The tasks this build generates, in the group's order (ruler.yaml): the eight NIAH tasks,
+// ruler_vt and ruler_cwe, the group's first ten.
 std::vector<std::string> available_tasks();
 
 // Generates every task at every length (lengths in the order given, as lm-eval's generators loop)

@@ -13,6 +13,7 @@ Writes under tests/fixtures/ruler/:
                                `input_sha256` (hex of its UTF-8) except for index 0 (8000 full docs
                                would be 76 MB)
   vt_goldens.jsonl             ruler_vt's docs (the same form), built after the NIAH tasks as in the group
+  cwe_goldens.jsonl            ruler_cwe's docs (the same form), built after ruler_vt
 
 How lm-eval is run without its network and heavy dependencies: `transformers.AutoTokenizer` is a
 stand-in returning the checkpoints' tokenizer (JSONGPT2Tokenizer with add_bos_token=True: BOS 50256,
@@ -125,11 +126,13 @@ def install_stand_ins():
 
 
 def compact(doc):
-    """The doc with `input_sha256`; its `input` only at index 0."""
+    """The doc with `input_sha256` (and `input_example_sha256`); the texts themselves only at index 0."""
     d = dict(doc)
-    d["input_sha256"] = hashlib.sha256(d["input"].encode("utf-8")).hexdigest()
-    if d["index"] != 0:
-        del d["input"]
+    for key in ["input", "input_example"]:
+        if key in d:
+            d[key + "_sha256"] = hashlib.sha256(d[key].encode("utf-8")).hexdigest()
+            if d["index"] != 0:
+                del d[key]
     return d
 
 
@@ -143,7 +146,7 @@ def main():
     tasks_pkg = types.ModuleType("lm_eval.tasks")
     tasks_pkg.__path__ = [os.path.join(os.path.dirname(lm_eval.__file__), "tasks")]
     sys.modules["lm_eval.tasks"] = tasks_pkg
-    from lm_eval.tasks.ruler import niah_utils, vt_utils
+    from lm_eval.tasks.ruler import cwe_utils, niah_utils, vt_utils
 
     random.seed(0)  # simple_evaluate's seeds
     np.random.seed(1234)
@@ -160,6 +163,12 @@ def main():
         for d in vt:
             f.write(json.dumps({"task": "ruler_vt", "doc": compact(d)}, ensure_ascii=False) + "\n")
     out += vt
+    # ruler_cwe next (its module-level Random(42) was made, and shuffled WORDS, at import above).
+    cwe = cwe_utils.get_cw_dataset(max_seq_lengths=list(LENGTHS), pretrained="fixture")["test"]
+    with open(os.path.join(FIX, "cwe_goldens.jsonl"), "w", encoding="utf-8") as f:
+        for d in cwe:
+            f.write(json.dumps({"task": "ruler_cwe", "doc": compact(d)}, ensure_ascii=False) + "\n")
+    out += cwe
     print(f"wrote {len(out)} docs; lm-eval {lm_eval.__version__}, "
           f"python {sys.version.split()[0]}, numpy {np.__version__}")
 
