@@ -2,7 +2,10 @@
 #include <memory>
 
 #include "cli/command.h"
+#include <cstdio>
+
 #include "tasks/ruler/ruler_samples.h"
+#include "tasks/ruler/ruler_score.h"
 
 namespace foxeval {
 namespace {
@@ -40,6 +43,16 @@ CommandRegistrar ruler_command([](CLI::App& root) {
       if (s->lengths.empty()) throw Error("--lengths '" + *lengths + "': no length given");
     }
     ruler::write_samples(*s);
+  });
+
+  auto sc = std::make_shared<ruler::ScoreSettings>();
+  CLI::App* score = group->add_subcommand("score", "Score predictions of `ruler samples` docs as lm-eval does (per task, length, category)");
+  score->add_option("--samples", sc->samples_path, "JSONL from `foxeval ruler samples`")->required();
+  score->add_option("--predictions", sc->predictions_path, "JSONL of {\"task\", \"doc_id\", \"prediction\"}, one per doc")->required();
+  score->add_option("--out", sc->out_path, "result JSON (with the common header)");
+  score->callback([sc] {
+    const nlohmann::json r = ruler::score_predictions(*sc);
+    std::fputs(ruler::score_table(r).c_str(), stdout);
   });
 });
 

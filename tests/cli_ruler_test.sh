@@ -2,7 +2,8 @@
 # `foxeval ruler samples` end to end: the eight NIAH tasks, ruler_vt and ruler_cwe at 1024/4096 tokens
 # equal lm-eval 0.4.13's docs (tests/fixtures/ruler/{niah,vt,cwe}_goldens.jsonl, made by lm-eval's own generator on the same
 # synthetic essays, word lists and punkt_tab: tests/tools/ruler_goldens.py), a task subset keeps the
-# group's stream, and every missing piece of data exits 2 naming where it looked.
+# group's stream, and every missing piece of data exits 2 naming where it looked; `ruler score`
+# aggregates given predictions per task, length, category and the group.
 # Usage: tests/cli_ruler_test.sh path/to/foxeval   (run from the repository root)
 PY=.venv/bin/python
 . "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
@@ -69,6 +70,50 @@ expect_exit2 "bad length" "--lengths: 0 is not a positive token count" \
   "$FOXEVAL" ruler samples --words $F/wonderwords --tasks niah_single_1 --lengths 0 --out "$tmp/bad.jsonl"
 expect_exit2 "length too short for any sample" "could not generate any sample at length 100" \
   "$FOXEVAL" ruler samples --words $F/wonderwords --tasks niah_single_1 --lengths 100 --out "$tmp/bad.jsonl"
+
+# ---- score: given predictions, lm-eval's per-doc scores (tests/test_ruler_metrics.cpp checks them
+# against lm-eval's functions) aggregated per task, length, category and the group ----
+$PY - "$tmp/all.jsonl" "$tmp/pred.jsonl" <<'PYEOF'
+import json, sys
+with open(sys.argv[2], "w") as f:
+    for line in open(sys.argv[1], encoding="utf-8"):
+        r = json.loads(line); o = r["doc"]["outputs"]; i = r["doc_id"]
+        pred = [" ".join(o), "\x01  " + o[0].upper() + "\n", "nothing here"][i % 3]
+        f.write(json.dumps({"task": r["task"], "doc_id": i, "prediction": pred}) + "\n")
+PYEOF
+expect_ok "score" "$FOXEVAL" ruler score --samples "$tmp/all.jsonl" --predictions "$tmp/pred.jsonl" --out "$tmp/score.json"
+grep -q "multi-hop tracing" "$tmp/out" && ok || bad "score prints the category table"
+$PY - "$tmp/all.jsonl" "$tmp/pred.jsonl" "$tmp/score.json" <<'PYEOF' && ok || bad "score: per task/length, categories and the ruler mean"
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+preds = {(p["task"], p["doc_id"]): p["prediction"] for p in map(json.loads, open(sys.argv[2]))}
+r = json.load(open(sys.argv[3]))
+per = {}
+for d in docs:
+    pred = preds[(d["task"], d["doc_id"])].strip().replace("\x01", "\n").strip().lower()
+    o = d["doc"]["outputs"]
+    per.setdefault(d["task"], {}).setdefault(str(d["doc"]["max_length"]), []).append(sum(1.0 if x.lower() in pred else 0.0 for x in o) / len(o))
+mean = lambda v: sum(v) / len(v)
+for t, by_len in per.items():
+    for L, v in by_len.items():
+        assert r["scores"][t][L] == mean(v), (t, L, r["scores"][t][L], mean(v))
+cats = {"NIAH": [t for t in per if t.startswith("niah_")], "multi-hop tracing": ["ruler_vt"], "aggregation": ["ruler_cwe"]}
+for L in ["1024", "4096"]:
+    assert r["ruler"][L] == mean([mean(per[t][L]) for t in per]), L
+    for c, ts in cats.items():
+        assert r["categories"][L][c] == mean([mean(per[t][L]) for t in ts]), (L, c)
+    assert "QA" not in r["categories"][L]
+assert r["task"] == "ruler" and r["docs"] == len(docs) and r["settings"]["samples_digest"].startswith("sha256:")
+PYEOF
+head -n 5 "$tmp/pred.jsonl" > "$tmp/few.jsonl"
+expect_exit2 "score: a doc without a prediction" "no prediction for niah_single_1 doc_id 5" \
+  "$FOXEVAL" ruler score --samples "$tmp/all.jsonl" --predictions "$tmp/few.jsonl" --out "$tmp/bad.jsonl"
+cat "$tmp/pred.jsonl" <(head -n 1 "$tmp/pred.jsonl") > "$tmp/dup.jsonl"
+expect_exit2 "score: two predictions for a doc" "a second prediction for niah_single_1 doc_id 0" \
+  "$FOXEVAL" ruler score --samples "$tmp/all.jsonl" --predictions "$tmp/dup.jsonl" --out "$tmp/bad.jsonl"
+echo '{"task": "niah_single_1", "doc_id": 0}' > "$tmp/nofield.jsonl"
+expect_exit2 "score: a prediction without its field" "line 1: missing field 'prediction'" \
+  "$FOXEVAL" ruler score --samples "$tmp/all.jsonl" --predictions "$tmp/nofield.jsonl" --out "$tmp/bad.jsonl"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
