@@ -30,7 +30,7 @@ CommandRegistrar ruler_command([](CLI::App& root) {
   auto tasks = std::make_shared<std::string>(), lengths = std::make_shared<std::string>();
   CLI::App* samples = group->add_subcommand("samples", "Write the generated docs as JSONL (lm-eval's --log_samples `doc`)");
   samples->add_option("--model", s->model_dir, "checkpoint directory whose tokenizer sizes the haystacks (default: bundled GPT-2)");
-  samples->add_option("--haystack", s->haystack_dir, "folder of .txt essays (baber/paul_graham_essays' texts), for the essay tasks");
+  samples->add_option("--haystack", s->haystack_dir, "folder of .txt essays for the essay tasks (default: baber/paul_graham_essays from the Hugging Face caches)");
   samples->add_option("--words", s->words_dir, "folder with wonderwords' nounlist.txt, adjectivelist.txt, verblist.txt (default: the installed package's)");
   samples->add_option("--punkt", s->punkt_dir, "nltk's punkt_tab/english folder (default: found under $NLTK_DATA, ~/nltk_data, ...)");
   samples->add_option("--tasks", *tasks, "tasks in the order lm-eval builds them, e.g. niah_single_1,niah_single_2 (default: the group's tasks this build generates: the eight NIAH tasks, ruler_vt, ruler_cwe)");

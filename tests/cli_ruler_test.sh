@@ -56,8 +56,22 @@ expect_exit2() {  # NAME TEXT CMD...
 }
 expect_exit2 "unknown task" "--tasks: 'ruler_nope' is not a RULER task" \
   "$FOXEVAL" ruler samples "${data[@]}" --tasks niah_single_1,ruler_nope --out "$tmp/bad.jsonl"
-expect_exit2 "essays needed" "--haystack: the essay tasks need the essays" \
-  "$FOXEVAL" ruler samples --words $F/wonderwords --tasks niah_single_2 --out "$tmp/bad.jsonl"
+expect_exit2 "essays in no cache" "python -c \"import datasets; datasets.load_dataset('baber/paul_graham_essays', split='train')\"" \
+  env HF_HOME="$tmp/hf" HF_HUB_CACHE= HF_DATASETS_CACHE= "$FOXEVAL" ruler samples --words $F/wonderwords --punkt $F/nltk_data/tokenizers/punkt_tab/english --tasks niah_single_2 --out "$tmp/bad.jsonl"
+grep -qF "$tmp/hf" "$tmp/err" && ok || bad "the essays error names the caches it looked in"
+# The essays from the hub cache (a parquet snapshot as huggingface_hub stores it): the same docs as --haystack.
+snap="$tmp/hf/hub/datasets--baber--paul_graham_essays/snapshots/0123abc"
+mkdir -p "$snap/data" "$tmp/hf/hub/datasets--baber--paul_graham_essays/refs"
+printf 0123abc > "$tmp/hf/hub/datasets--baber--paul_graham_essays/refs/main"
+$PY - $F/haystack "$snap/data/train-00000-of-00001.parquet" <<'PYEOF'
+import glob, os, sys
+import pyarrow as pa, pyarrow.parquet as pq
+texts = [open(p, encoding="utf-8").read() for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.txt")))]
+pq.write_table(pa.table({"text": texts}), sys.argv[2])
+PYEOF
+expect_ok "samples: essays from the hub cache" env HF_HOME="$tmp/hf" HF_HUB_CACHE= HF_DATASETS_CACHE= "$FOXEVAL" ruler samples \
+  --words $F/wonderwords --punkt $F/nltk_data/tokenizers/punkt_tab/english --tasks niah_single_1,niah_single_2 --lengths 1024,4096 --out "$tmp/hub.jsonl"
+head -n 2000 "$tmp/all.jsonl" | cmp -s - "$tmp/hub.jsonl" && ok || bad "essays from the hub cache give the --haystack docs"
 expect_exit2 "haystack not a folder" "--haystack $tmp/none: not a folder" \
   "$FOXEVAL" ruler samples --haystack "$tmp/none" --words $F/wonderwords --tasks niah_single_2 --out "$tmp/bad.jsonl"
 expect_exit2 "no punkt_tab" "python -m nltk.downloader punkt_tab" \

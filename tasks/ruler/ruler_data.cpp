@@ -4,8 +4,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "data/datasets_cache.h"
+#include "data/dataset_rows.h"
 #include "data/errors.h"
 #include "data/python/unicode.h"
 
@@ -56,6 +59,31 @@ std::vector<std::string> read_essay_folder(const std::string& dir) {
   std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename().string() < b.filename().string(); });
   std::vector<std::string> out;
   for (const auto& f : files) out.push_back(read_text(f));
+  return out;
+}
+
+std::vector<std::string> read_essays_from_hf_caches() {
+  const HfSplit want{"baber/paul_graham_essays", "", "train"};
+  std::vector<std::string> looked;
+  std::optional<HfSplitFiles> found = find_in_datasets_cache(want, &looked);
+  if (!found) found = find_in_hub_cache(want, &looked);
+  if (!found) {
+    std::string places;
+    for (const std::string& l : looked) places += "\n  " + l;
+    throw Error("the essays (Hugging Face dataset baber/paul_graham_essays, split train) are in no local cache (foxeval never "
+                "downloads). Looked in:" + places +
+                "\nFetch them on a machine with network: python -c \"import datasets; "
+                "datasets.load_dataset('baber/paul_graham_essays', split='train')\"\nor pass --haystack DIR (a folder of .txt essays)");
+  }
+  std::vector<size_t> sizes;
+  const std::vector<nlohmann::ordered_json> rows = read_dataset_rows(found->files, &sizes);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].contains("text") || !rows[i].at("text").is_string())
+      throw Error(dataset_row_where(found->files, sizes, i) + ": expected a string field 'text' (baber/paul_graham_essays)");
+    out.push_back(rows[i].at("text").get<std::string>());
+  }
+  if (out.empty()) throw Error(found->folder + ": baber/paul_graham_essays' train split has no rows");
   return out;
 }
 

@@ -15,6 +15,11 @@ std::vector<std::string> essay_haystack_words(const std::vector<std::string>& es
 // folder when it is missing or holds no .txt.
 std::vector<std::string> read_essay_folder(const std::string& dir);
 
+// The `text` of every row of baber/paul_graham_essays' train split (what lm-eval's get_haystack
+// loads), from the local `datasets` cache or the huggingface_hub cache. foxeval::Error listing where
+// it looked and the command that fetches it (or --haystack).
+std::vector<std::string> read_essays_from_hf_caches();
+
 // One wonderwords asset list (nounlist.txt, adjectivelist.txt, verblist.txt) as wonderwords reads
 // it: lines (universal newlines), each right-stripped of whitespace. foxeval::Error naming the file.
 std::vector<std::string> read_word_list(const std::string& path);

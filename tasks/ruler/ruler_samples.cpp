@@ -66,10 +66,8 @@ std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSett
   std::vector<std::string> essay_words;
   PunktParameters punkt;
   if (needs_essays) {
-    if (s.haystack_dir.empty())
-      throw Error("--haystack: the essay tasks need the essays: a folder of .txt files (the texts of the Hugging Face "
-                  "dataset baber/paul_graham_essays, or the Paul Graham essays of RULER's scripts/data/synthetic/json/)");
-    essay_words = essay_haystack_words(read_essay_folder(s.haystack_dir));
+    // --haystack, else the Hugging Face caches, as lm-eval loads the essays.
+    essay_words = essay_haystack_words(s.haystack_dir.empty() ? read_essays_from_hf_caches() : read_essay_folder(s.haystack_dir));
     punkt = load_punkt_params(s.punkt_dir.empty() ? find_punkt_tab("english") : std::filesystem::path(s.punkt_dir));
   }
   const std::string ww = find_wonderwords_dir(s.words_dir);

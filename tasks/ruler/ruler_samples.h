@@ -13,7 +13,7 @@ namespace foxeval::ruler {
 
 struct SamplesSettings {
   std::string model_dir;     // its tokenizer sizes the haystacks ("" = the bundled GPT-2 files)
-  std::string haystack_dir;  // folder of .txt essays (baber/paul_graham_essays' texts)
+  std::string haystack_dir;  // folder of .txt essays ("" = baber/paul_graham_essays from the HF caches)
   std::string words_dir;     // wonderwords' lists ("" = the installed package's)
   std::string punkt_dir;     // punkt_tab/english ("" = nltk's search roots)
   std::vector<std::string> tasks;  // empty = available_tasks(), in the group's order
