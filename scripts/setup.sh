@@ -44,6 +44,20 @@ if ! .venv/bin/python -c 'import importlib.util as u, pytablewriter, yaml, jinja
   .venv/bin/pip install -q pytablewriter pyyaml jinja2
 fi
 
+# RULER's test tooling (tests/tools/python_random_goldens.py, make_punkt_tables.py, punkt_goldens.py,
+# ruler_goldens.py, ruler_metric_goldens.py regenerate data/python/punkt_tables.cpp and the goldens
+# under tests/fixtures/ruler/, byte for byte from a fresh venv): lm-eval 0.4.13's RULER generator with
+# only what it imports, nltk (Punkt) with its `regex`, wonderwords, NumPy, tiktoken (the GPT-2 BPE for
+# the stand-in tokenizer). CI reads the goldens and does not run these.
+RULER_VENV="${RULER_VENV:-/opt/ruler-venv}"
+if ! "$RULER_VENV/bin/python" -c 'import nltk, regex, wonderwords, numpy, lm_eval, packaging, tiktoken' 2>/dev/null; then
+  echo "[setup] creating $RULER_VENV (RULER test tooling)" >&2
+  $SUDO "$PY" -m venv "$RULER_VENV"
+  $SUDO "$RULER_VENV/bin/pip" install -q --no-deps lm-eval==0.4.13
+  $SUDO "$RULER_VENV/bin/pip" install -q nltk==3.10.4 regex==2026.11.19 wonderwords==3.0.1 numpy==2.4.6 tqdm packaging \
+    tiktoken==0.14.0
+fi
+
 TORCH_PREFIX="$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 gen=""; command -v ninja >/dev/null && gen="-G Ninja"
 if [ ! -f build/CMakeCache.txt ]; then

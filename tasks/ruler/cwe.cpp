@@ -1,0 +1,154 @@
+#include "tasks/ruler/cwe.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "data/errors.h"
+#include "data/json_file.h"
+#include "data/python/unicode.h"
+
+namespace foxeval::ruler {
+
+namespace {
+
+// " ".join(f"{i + 1}. {word}" for i, word in enumerate(words))
+std::string numbered(const std::vector<std::string>& words) {
+  std::string s;
+  for (size_t i = 0; i < words.size(); ++i) s += (i ? " " : "") + std::to_string(i + 1) + ". " + words[i];
+  return s;
+}
+
+struct Example {
+  std::string context;
+  std::vector<std::string> common;
+};
+
+// get_example(num_words, common_repeats, uncommon_repeats, common_nums).
+Example get_example(const CweDefinition& def, CweState& st, int64_t num_words, int common_repeats, int uncommon_repeats,
+                    PythonRandom& rng) {
+  if (num_words < 0) throw Error("Sample larger than population or is negative");
+  const std::vector<std::string> full = rng.sample(st.words, static_cast<size_t>(num_words));
+  const size_t nc = std::min(full.size(), static_cast<size_t>(def.num_common));
+  Example e;
+  e.common.assign(full.begin(), full.begin() + static_cast<long>(nc));
+  std::vector<std::string> list;
+  for (int r = 0; r < common_repeats; ++r) list.insert(list.end(), e.common.begin(), e.common.end());
+  for (int r = 0; r < uncommon_repeats; ++r) list.insert(list.end(), full.begin() + static_cast<long>(nc), full.end());
+  st.module_rng.shuffle(list);
+  e.context = numbered(list);
+  return e;
+}
+
+struct CweInput {
+  std::string example, input;
+  std::vector<std::string> answer;
+};
+
+CweInput generate_input_output(const CweDefinition& def, CweState& st, int64_t num_words, int64_t max_len, PythonRandom& rng) {
+  const CweRepeats& r = max_len < def.short_below ? def.short_lengths : def.long_lengths;
+  Example ex = get_example(def, st, r.example_words, r.example_common, r.example_uncommon, rng);
+  Example main = get_example(def, st, num_words, r.common, r.uncommon, rng);
+  const std::string templ = def.template_text + def.answer_prefix;
+  CweInput io;
+  io.example = python_format(templ, {{"context", ex.context}}) + numbered(ex.common);
+  io.input = python_format(templ, {{"context", main.context}});
+  io.answer = main.common;
+  return io;
+}
+
+}  // namespace
+
+CweState::CweState(const CweDefinition& def, const std::vector<std::string>& nouns, const std::vector<std::string>& adjectives,
+                   const std::vector<std::string>& verbs)
+    : module_rng(def.module_seed) {
+  std::set<std::string> all(nouns.begin(), nouns.end());  // byte order = Python's code point order
+  all.insert(adjectives.begin(), adjectives.end());
+  all.insert(verbs.begin(), verbs.end());
+  words.assign(all.begin(), all.end());
+  module_rng.shuffle(words);
+}
+
+std::vector<RulerDoc> cwe_samples(const CweDefinition& def, CweState& st, const TokenCounter& count, int64_t max_len,
+                                  PythonRandom& rng) {
+  const int64_t ttg = def.tokens_to_generate, incremental = def.incremental;
+  int64_t num_words = incremental, total_tokens = 0;
+  while (total_tokens + ttg < max_len) {
+    CweInput io = generate_input_output(def, st, num_words, max_len, rng);
+    total_tokens = static_cast<int64_t>(count(io.example + "\n" + io.input + " " + numbered(io.answer)));
+    if (total_tokens + ttg > max_len) {
+      num_words -= incremental;
+      break;
+    }
+    num_words += incremental;
+    if (num_words > static_cast<int64_t>(st.words.size())) {
+      num_words = static_cast<int64_t>(st.words.size());
+      break;
+    }
+  }
+  std::vector<RulerDoc> docs;
+  for (int index = 0; index < def.num_samples; ++index) {
+    int64_t used = num_words, length = 0;
+    std::optional<CweInput> sample;
+    // lm-eval retries forever; once the list cannot shrink and a try still fails it never ends.
+    for (int stuck = 0; stuck < 1000;) {
+      try {
+        CweInput io = generate_input_output(def, st, used, max_len, rng);
+        length = static_cast<int64_t>(count(io.input)) + ttg;
+        if (length <= max_len) {
+          sample = std::move(io);
+          break;
+        }
+      } catch (const Error&) {
+      }
+      if (used > incremental) used -= incremental; else ++stuck;
+    }
+    if (!sample)
+      throw Error("ruler_cwe: no sample fits " + std::to_string(max_len) + " tokens (lm-eval would retry forever); use longer lengths");
+    // input_text[:input_text.rfind(answer_prefix)].strip()
+    const size_t cut = sample->input.rfind(def.answer_prefix);
+    const std::u32string in = utf8_to_u32(sample->input.substr(0, cut == std::string::npos ? sample->input.size() - 1 : cut), "cwe input");
+    size_t b = 0, e = in.size();
+    while (b < e && py_isspace(in[b])) ++b;
+    while (e > b && py_isspace(in[e - 1])) --e;
+    std::string prefix = def.answer_prefix;
+    prefix.erase(0, prefix.find_first_not_of(' '));
+    RulerDoc d;
+    d.index = index;
+    d.input = u32_to_utf8(in.substr(b, e - b));
+    d.input_example = sample->example;
+    d.outputs = sample->answer;
+    d.length = length;
+    d.max_length = max_len;
+    d.gen_prefix = prefix;  // answer_prefix.strip() (it has no trailing whitespace)
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
+CweDefinition load_cwe_definition(const std::string& path) {
+  const nlohmann::json j = read_json(path);
+  try {
+    const nlohmann::json& c = j.at("cwe");
+    CweDefinition d;
+    d.template_text = c.at("template");
+    d.answer_prefix = c.at("answer_prefix");
+    d.module_seed = c.at("module_seed");
+    d.num_samples = c.at("num_samples");
+    d.tokens_to_generate = c.at("tokens_to_generate");
+    d.incremental = c.at("incremental");
+    d.num_common = c.at("num_common");
+    d.short_below = c.at("short_below");
+    auto rep = [](const nlohmann::json& o) {
+      return CweRepeats{o.at("example_words"), o.at("example_common_repeats"), o.at("example_uncommon_repeats"),
+                        o.at("common_repeats"), o.at("uncommon_repeats")};
+    };
+    d.short_lengths = rep(c.at("short"));
+    d.long_lengths = rep(c.at("long"));
+    return d;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": field 'cwe': " + e.what());
+  }
+}
+
+}  // namespace foxeval::ruler

@@ -1,0 +1,129 @@
+// RULER's NIAH samples (tasks/ruler/niah.h) against lm-eval 0.4.13's generator run on the same
+// synthetic essays, word lists and Punkt parameters with the checkpoints' tokenizer
+// (tests/tools/ruler_goldens.py -> tests/fixtures/ruler/niah_goldens.jsonl): the eight NIAH tasks in
+// the group's order at 1024 and 4096 tokens from one random stream seeded as simple_evaluate does.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "data/python/punkt.h"
+#include "data/python/python_random.h"
+#include "data/tokenizer.h"
+#include "tasks/ruler/niah.h"
+#include "tasks/ruler/ruler_data.h"
+#include "tasks/ruler/cwe.h"
+#include "tasks/ruler/vt.h"
+#include "data/content_digest.h"
+
+using nlohmann::json;
+namespace ruler = foxeval::ruler;
+
+namespace {
+
+const std::string kSrc = std::string(FOXEVAL_SOURCE_DIR) + "/";
+const std::string kFix = kSrc + "tests/fixtures/ruler/";
+
+}  // namespace
+
+namespace {
+
+std::vector<json> read_goldens(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::vector<json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+  return out;
+}
+
+void check_doc(const json& want, const std::string& task, const ruler::RulerDoc& d, size_t& full_inputs) {
+  CAPTURE(task);
+  CAPTURE(d.max_length);
+  CAPTURE(d.index);
+  REQUIRE(want["task"] == task);
+  const json& w = want["doc"];
+  REQUIRE(w["index"] == d.index);
+  REQUIRE(w["outputs"] == json(d.outputs));
+  REQUIRE(w["length"] == d.length);
+  REQUIRE(w["max_length"] == d.max_length);
+  REQUIRE(w["gen_prefix"] == d.gen_prefix);
+  if (w.contains("input")) {
+    REQUIRE(w["input"] == d.input);
+    ++full_inputs;
+  }
+  REQUIRE(w["input_sha256"] == foxeval::sha256_hex(d.input));
+  REQUIRE(w.contains("input_example_sha256") == d.input_example.has_value());
+  if (d.input_example) {
+    REQUIRE(w["input_example_sha256"] == foxeval::sha256_hex(*d.input_example));
+    if (w.contains("input_example")) REQUIRE(w["input_example"] == *d.input_example);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ruler samples: the NIAH tasks, ruler_vt and ruler_cwe equal lm-eval 0.4.13's docs at 1024 and 4096 tokens") {
+  const ruler::NiahDefinition def = ruler::load_niah_definition(kSrc + "tasks/ruler/ruler_tasks.json");
+  const std::vector<std::string> essay_words = ruler::essay_haystack_words(ruler::read_essay_folder(kFix + "haystack"));
+  const std::string ww = ruler::find_wonderwords_dir(kFix + "wonderwords");
+  const std::vector<std::string> words =
+      ruler::niah_words(ruler::read_word_list(ww + "/adjectivelist.txt"), ruler::read_word_list(ww + "/nounlist.txt"));
+  const foxeval::PunktParameters punkt = foxeval::load_punkt_params(kFix + "nltk_data/tokenizers/punkt_tab/english");
+  ruler::NiahData data;
+  data.essay_words = &essay_words;
+  data.words = &words;
+  data.punkt = &punkt;
+  const foxeval::Gpt2Tokenizer tok = foxeval::Gpt2Tokenizer::load("");
+  const ruler::TokenCounter count = [&](const std::string& s) { return tok.encode(s, true, true).size(); };
+
+  const std::vector<json> goldens = read_goldens(kFix + "niah_goldens.jsonl");
+  REQUIRE(goldens.size() == 8000);
+
+  foxeval::PythonRandom rng(0);  // simple_evaluate: random.seed(0)
+  foxeval::NumpyRandomState np_rng(1234);  // and np.random.seed(1234)
+  size_t g = 0, full_inputs = 0;
+  for (const char* name : {"niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+                           "niah_multikey_3", "niah_multiquery", "niah_multivalue"}) {
+    for (int64_t length : {1024, 4096}) {
+      const std::vector<ruler::RulerDoc> docs = ruler::niah_samples(def, def.tasks.at(name), data, count, length, rng);
+      for (const ruler::RulerDoc& d : docs) {
+        REQUIRE(g < goldens.size());
+        check_doc(goldens[g++], name, d, full_inputs);
+      }
+    }
+  }
+  CHECK(g == goldens.size());
+  CHECK(full_inputs == 16);
+
+  // ruler_vt, the group's next task: the same Python stream, and NumPy's from its seed.
+  const ruler::VtDefinition vt = ruler::load_vt_definition(kSrc + "tasks/ruler/ruler_tasks.json");
+  const std::vector<json> vt_goldens = read_goldens(kFix + "vt_goldens.jsonl");
+  size_t v = 0;
+  full_inputs = 0;
+  for (int64_t length : {1024, 4096})
+    for (const ruler::RulerDoc& d : ruler::vt_samples(vt, count, length, rng, np_rng)) {
+      REQUIRE(v < vt_goldens.size());
+      check_doc(vt_goldens[v++], "ruler_vt", d, full_inputs);
+    }
+  CHECK(v == vt_goldens.size());
+  CHECK(v == 1000);
+  CHECK(full_inputs == 2);
+
+  // ruler_cwe next: the same Python stream, and the module's own Random(42) made at import.
+  const ruler::CweDefinition cwe = ruler::load_cwe_definition(kSrc + "tasks/ruler/ruler_tasks.json");
+  ruler::CweState cwe_state(cwe, ruler::read_word_list(ww + "/nounlist.txt"), ruler::read_word_list(ww + "/adjectivelist.txt"),
+                            ruler::read_word_list(ww + "/verblist.txt"));
+  const std::vector<json> cwe_goldens = read_goldens(kFix + "cwe_goldens.jsonl");
+  size_t c = 0;
+  full_inputs = 0;
+  for (int64_t length : {1024, 4096})
+    for (const ruler::RulerDoc& d : ruler::cwe_samples(cwe, cwe_state, count, length, rng)) {
+      REQUIRE(c < cwe_goldens.size());
+      check_doc(cwe_goldens[c++], "ruler_cwe", d, full_inputs);
+    }
+  CHECK(c == cwe_goldens.size());
+  CHECK(c == 1000);
+  CHECK(full_inputs == 2);
+}
