@@ -22,6 +22,7 @@
 #include "models/generate.h"
 #include "models/registry.h"
 #include "models/requests.h"
+#include "tasks/inspect/inspect_task.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"
 
@@ -301,6 +302,29 @@ TEST_CASE("Transformer (SWA): cached decoding across many wrap-arounds equals fu
     CHECK(last < 1e-5);
     test::remove_tree(dir);
   }
+}
+
+TEST_CASE("Transformer (SWA): inspect attention draws the hard window") {
+  auto model = load_model(fixture(), RunOptions{"cpu", "float32"});
+  const std::vector<int64_t> row = to_ids(reference("input_ids")[0]), ids(row.begin(), row.begin() + 100);
+  const inspect::AttentionMaps m = inspect::attention_maps(*model, ids, 1, 2, 0, 100);
+  CHECK(m.window == 32);
+  CHECK_FALSE(m.has_decay);
+  double worst_outside = 0, worst_sum = 0, worst_decay = 0;
+  for (int64_t i = 0; i < 100; ++i) {
+    double sum = 0;
+    for (int64_t j = 0; j <= i; ++j) {
+      const double p = m.attention[i * 100 + j], d = m.decay[i * 100 + j];
+      const bool inside = j > i - 32;
+      if (!inside) worst_outside = std::max(worst_outside, std::abs(p));
+      worst_decay = std::max(worst_decay, std::abs(d - (inside ? 1.0 : 0.0)));
+      sum += p;
+    }
+    worst_sum = std::max(worst_sum, std::abs(sum - 1));
+  }
+  CHECK(worst_outside == 0);  // no weight before the window
+  CHECK(worst_decay == 0);    // the "decay" panel is the window: 1 inside, 0 outside
+  CHECK(worst_sum < 1e-12);   // each row's weights, all inside the window, sum to 1
 }
 
 TEST_CASE("window_size: refused for FoX (the official FoX ignores it) and when not a whole number >= 1") {
