@@ -33,6 +33,7 @@ struct BenchOptions {
   int repeats = 10;
   bool quick = false;
   int head_dim = 0;  // 0 = all
+  int64_t window = 0;  // > 0: also the ungated kernel with this sliding window (prefill rows)
 };
 
 void cuda_ok(cudaError_t e) {
@@ -123,6 +124,22 @@ void run_bench(const BenchOptions& opt) {
         s.B, s.Tq, s.Tk, s.H, s.D, fox_ms, tflops(fox_ms), plain_ms, tflops(plain_ms), sdpa_ms, tflops(sdpa_ms), dflt_ms,
         tflops(dflt_ms), sdpa_ms / fox_ms, dflt_ms / fox_ms, dflt_ms / plain_ms);
     if (!decode) fmt::print("      (q, k, v in the models' [B, T, H, D] layout: fox {:.3f} ms, {:.1f} TFLOP/s)\n", bthd_ms, tflops(bthd_ms));
+    // Sliding window W (Transformer (SWA)): the ungated kernel skipping the key blocks outside the
+    // window; its TFLOP/s counts the pairs it computes (each query's min(W, position + 1) keys),
+    // so it compares per computed block with the full kernel's nogate column.
+    nlohmann::json swa;
+    if (!decode && opt.window > 0) {
+      AttentionArgs w = plain;
+      w.window = opt.window;
+      const double ms = time_ms([&] { (void)forgetting_attention_cuda(w); }, opt.warmup, opt.repeats);
+      const double W = static_cast<double>(std::min(opt.window, s.Tk)), T = static_cast<double>(s.Tk);
+      const double wflops = 4.0 * s.B * s.H * s.D * (T * W - W * (W - 1) / 2);
+      const double tf = wflops / (ms * 1e-3) / 1e12;
+      fmt::print("      (window {}: {:.3f} ms, {:.1f} TFLOP/s over the pairs in the window; {:.3f}x the full kernel's time, "
+                 "{:.2f}x its TFLOP/s)\n", opt.window, ms, tf, ms / plain_ms, tf / tflops(plain_ms));
+      swa = {{"window", opt.window}, {"ms", ms}, {"tflops", tf}, {"time_vs_nogate", ms / plain_ms},
+             {"tflops_vs_nogate", tf / tflops(plain_ms)}};
+    }
     std::fflush(stdout);
     rows.push_back({{"batch", s.B}, {"seqlen", s.Tk}, {"seqlen_q", s.Tq}, {"heads", s.H}, {"head_dim", s.D},
                     {"mode", decode ? "decode" : "prefill"}, {"fox_ms", fox_ms}, {"fox_tflops", tflops(fox_ms)},
@@ -130,6 +147,7 @@ void run_bench(const BenchOptions& opt) {
                     {"fox_bthd_layout_ms", decode ? nlohmann::json() : nlohmann::json(bthd_ms)},
                     {"sdpa_ms", sdpa_ms}, {"sdpa_tflops", tflops(sdpa_ms)}, {"sdpa_default_ms", dflt_ms},
                     {"sdpa_default_tflops", tflops(dflt_ms)}});
+    if (!swa.is_null()) rows.back()["fox_nogate_window"] = swa;
   }
   std::time_t now = std::time(nullptr);
   char date[32];
@@ -160,6 +178,8 @@ const CommandRegistrar kRegister([](CLI::App& root) {
   sub->add_option("--repeats", opt->repeats, "timed calls per kernel (median reported)")->check(int_range(1, 10000));
   sub->add_option("--head-dim", opt->head_dim, "only shapes with this head dim (default 0 = all)")->check(int_range(0, 4096));
   sub->add_flag("--quick", opt->quick, "small shapes only (smoke test)");
+  sub->add_option("--window", opt->window, "also time the ungated prefill with this sliding window (Transformer (SWA))")
+      ->check(int_range(1, 1 << 30));
   sub->callback([opt] { run_bench(*opt); });
 });
 

@@ -65,6 +65,10 @@ nlohmann::json stage_table(CausalLM& model, const at::Tensor& input, const at::T
   const int64_t vocab = model.lm_head().size(0), padded_vocab = (vocab + 63) / 64 * 64;
   const ModelInfo& info = model.info();
   const int64_t T = labels.size(1), H = setting(info, "num_heads"), D = setting(info, "head_dim");
+  // Query-key pairs attention computes: causal half the square, or with a sliding window W each
+  // query's min(W, position + 1) keys (Transformer (SWA)).
+  const int64_t W = setting(info, "window_size");
+  const double pairs = W > 0 && W < T ? double(T) * W - double(W) * (W - 1) / 2 : double(T) * T / 2;
   reset_stage_timing();
   set_stage_timing(true);
   (void)token_logprobs(model, input, labels);
@@ -84,7 +88,7 @@ nlohmann::json stage_table(CausalLM& model, const at::Tensor& input, const at::T
       r["tflops"] = flops / s.seconds / 1e12;
     }
     if (s.stage == "attention" && H > 0 && D > 0) {
-      const double flops = 4.0 * H * double(T) * T * D / 2 * s.calls;  // causal: half the square
+      const double flops = 4.0 * H * pairs * D * s.calls;
       r["tflops"] = flops / s.seconds / 1e12;
       attention = s.seconds;
     }

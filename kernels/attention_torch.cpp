@@ -32,6 +32,7 @@ void check_args(const AttentionArgs& a) {
   if (a.kv_len.defined() && (a.kv_len.numel() != B || a.kv_len.scalar_type() != at::kLong))
     fail("kv_len must be int64 [B]");
   if (a.kv_len.defined() && Tq > 8) fail(fmt::format("kv_len is for decoding (at most 8 queries), not {}", Tq));
+  if (a.window < 0) fail(fmt::format("window {} is negative (0 = none, W >= 1 = keys p-W+1..p)", a.window));
 }
 
 // Decoding against fixed-capacity caches holding kv_len[b] keys per row. Only tensor ops (no
@@ -49,6 +50,7 @@ at::Tensor attention_with_kv_len(const AttentionArgs& a, const at::Tensor& k, co
     scores.add_(c_q - a.cum_log_fgate.unsqueeze(-2));
   }
   at::Tensor masked = key_pos > query_pos;
+  if (a.window > 0) masked = masked.logical_or(key_pos <= query_pos - a.window);
   if (a.seq_start.defined()) masked = masked.logical_or(key_pos < a.seq_start.to(a.q.device()).view({B, 1, 1, 1}));
   scores.masked_fill_(masked, -std::numeric_limits<float>::infinity());
   return at::matmul(at::softmax(scores, -1).nan_to_num_(0.0), v).to(a.q.scalar_type());
@@ -60,6 +62,18 @@ at::Tensor forgetting_attention(const AttentionArgs& args) {
   check_args(args);
   if (args.q.is_cuda() && forgetting_attention_cuda_supports(args)) return forgetting_attention_cuda(args);
   return forgetting_attention_torch(args);
+}
+
+at::Tensor sliding_window_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t window,
+                                    double scale) {
+  if (window < 1) throw Error(fmt::format("sliding_window_attention: window {} must be at least 1", window));
+  AttentionArgs a;
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.window = window;
+  a.scale = scale;
+  return forgetting_attention(a);
 }
 
 at::Tensor forgetting_attention_torch(const AttentionArgs& a) {
@@ -82,22 +96,28 @@ at::Tensor forgetting_attention_torch(const AttentionArgs& a) {
   at::Tensor start = a.seq_start.defined() ? a.seq_start.to(a.q.device()).view({B, 1, 1, 1}) : at::Tensor();
 
   // Tile over queries so scores are [tile, keys] rather than [Tq, Tk]: ~256 MB of fp32 scores.
+  // A window bounds the keys of a tile by tile + W - 1.
   const int64_t budget = int64_t(64) << 20;  // elements
-  const int64_t tile = std::clamp<int64_t>(budget / std::max<int64_t>(1, B * H * Tk), 16, 4096);
+  const int64_t span = a.window > 0 ? std::min<int64_t>(Tk, a.window + 4096) : Tk;
+  const int64_t tile = std::clamp<int64_t>(budget / std::max<int64_t>(1, B * H * span), 16, 4096);
   for (int64_t i0 = 0; i0 < Tq; i0 += tile) {
     const int64_t i1 = std::min(Tq, i0 + tile);
     const int64_t keys = offset + i1;  // keys after the tile's last query are never attended
+    // nor keys before the first query's window: a long document costs O(T * W), not O(T^2)
+    const int64_t k0 = a.window > 0 ? std::max<int64_t>(0, offset + i0 - a.window + 1) : 0;
     at::Tensor q = a.q.slice(2, i0, i1).to(at::kFloat);
-    at::Tensor kk = k.slice(2, 0, keys), vv = v.slice(2, 0, keys);
-    at::Tensor scores = at::matmul(q, kk.transpose(-1, -2)).mul_(scale);  // [B, H, tq, keys]
+    at::Tensor kk = k.slice(2, k0, keys), vv = v.slice(2, k0, keys);
+    at::Tensor scores = at::matmul(q, kk.transpose(-1, -2)).mul_(scale);  // [B, H, tq, keys - k0]
     if (a.cum_log_fgate.defined()) {
       at::Tensor c_q = a.cum_log_fgate.slice(2, offset + i0, offset + i1).unsqueeze(-1);
-      at::Tensor c_k = a.cum_log_fgate.slice(2, 0, keys).unsqueeze(-2);
+      at::Tensor c_k = a.cum_log_fgate.slice(2, k0, keys).unsqueeze(-2);
       scores.add_(c_q - c_k);  // the decay bias, in fp32
     }
     at::Tensor query_pos = at::arange(offset + i0, offset + i1, key_pos.options()).view({-1, 1});
-    at::Tensor masked = key_pos.slice(0, 0, keys).view({1, -1}) > query_pos;  // causal
-    if (start.defined()) masked = masked.logical_or(key_pos.slice(0, 0, keys).view({1, 1, 1, -1}) < start);
+    at::Tensor kpos = key_pos.slice(0, k0, keys).view({1, -1});
+    at::Tensor masked = kpos > query_pos;  // causal
+    if (a.window > 0) masked = masked.logical_or(kpos <= query_pos - a.window);
+    if (start.defined()) masked = masked.logical_or(kpos.view({1, 1, 1, -1}) < start);
     scores.masked_fill_(masked, -std::numeric_limits<float>::infinity());
     // A padding query sees no key at all: its row is all -inf; give it zeros, not NaN.
     at::Tensor probs = at::softmax(scores, -1).nan_to_num_(0.0);

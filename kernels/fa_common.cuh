@@ -24,6 +24,7 @@ struct FaParams {
   int64_t o_sb, o_sh, o_st;    // prefill output strides (decode writes o contiguous)
   int64_t thr_sb, thr_sh;
   int B, H, Hkv, Tq, Tk;
+  int window;                  // sliding window W: the query at p sees keys p-W+1..p (0: none)
   float scale_log2;            // softmax scale * log2(e)
   // split-K (decode) scratch
   float* o_part;               // [B, H, Tq, splits, D]

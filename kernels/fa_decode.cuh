@@ -40,7 +40,8 @@ __global__ void __launch_bounds__(128) fa_decode_kernel(const FaParams p) {
     const long long s0 = p.seq_start[b];
     ss = s0 < 0 ? 0 : (s0 > Tk ? Tk : (int)s0);
   }
-  int ks = max(split * p.split_len, ss);
+  // A sliding window starts the keys at pos - W + 1 (a split wholly before it has none).
+  int ks = max(split * p.split_len, max(ss, p.window > 0 ? pos - p.window + 1 : 0));
   const int ke = min((split + 1) * p.split_len, pos + 1);
   const int ks_in_range = ks;  // before pruning, for the counts
   const float* cg = GATE ? p.c + b * p.c_sb + h * p.c_sh : nullptr;

@@ -28,10 +28,18 @@ __device__ __forceinline__ int prune_first_block(const float* c, int64_t c_st, i
 }
 
 // The key blocks [begin, end) a query block [q0, q0 + BM) must visit: causal end, left padding
-// (seq_start, clamped to [0, Tk]) and adaptive pruning. Shared by both prefill kernels.
+// (seq_start, clamped to [0, Tk]), the sliding window of its first query (blocks wholly before
+// it are never loaded) and adaptive pruning. `first`: the first block in range before pruning.
+// Shared by both prefill kernels.
 struct KeyBlocks {
-  int begin, end, seq_start;
+  int begin, end, seq_start, first;
 };
+
+// The first key the query at position pos may see: pos - W + 1 with a window (0: none), else
+// INT_MIN / 2 (no bound, and no overflow when compared).
+__device__ __forceinline__ int window_lo(const FaParams& p, int pos) {
+  return p.window > 0 ? pos - p.window + 1 : -(1 << 30);
+}
 
 template <int BM, int BN, bool GATE>
 __device__ __forceinline__ KeyBlocks key_block_range(const FaParams& p, int b, int h, int q0, const float* cg) {
@@ -43,23 +51,25 @@ __device__ __forceinline__ KeyBlocks key_block_range(const FaParams& p, int b, i
   }
   const int q_last = min(q0 + BM, p.Tq) - 1;
   const int n_end = (off + q_last + 1 + BN - 1) / BN;
-  int n_begin = ss / BN;
+  const int lo = max(ss, window_lo(p, off + q0));
+  const int n_first = min(lo / BN, n_end);
+  int n_begin = n_first;
   if (GATE && p.threshold) {
     const float thr = p.threshold[b * p.thr_sb + h * p.thr_sh];
     const int n_diag = min((off + q0) / BN, n_end - 1);
     if (n_begin < n_diag) n_begin = prune_first_block(cg, p.c_st, off + q0, n_begin, n_diag, BN, Tk, thr);
   }
-  return {n_begin, n_end, ss};
+  return {n_begin, n_end, ss, n_first};
 }
 
 // The pruning counts (FaParams::prune_counts) of one query block: its key blocks from the one
-// holding seq_start to the causal end, and the pruned prefix of them. One thread, one branch per
-// CUDA block when counting is off. `counter`: whether the calling thread is the one that counts.
+// holding seq_start (or its window's first key) to the causal end, and the pruned prefix of them.
+// One thread, one branch per CUDA block when counting is off. `counter`: whether the calling
+// thread is the one that counts.
 template <int BN>
 __device__ __forceinline__ void count_key_blocks(const FaParams& p, const KeyBlocks& kb, bool counter) {
   if (p.prune_counts && counter) {
-    const int first = kb.seq_start / BN;
-    count_pruning(p.prune_counts, 0, kb.begin - first, kb.end - first);
+    count_pruning(p.prune_counts, 0, kb.begin - kb.first, kb.end - kb.first);
   }
 }
 
@@ -208,7 +218,9 @@ __global__ void __launch_bounds__(NW * 32, 2) fa_prefill_kernel(const FaParams p
     }
 
     // Scale, bias, mask.
-    const bool need_mask = (kb0 + BN - 1 > off + q0) || (kb0 < ss) || (kb0 + BN > Tk);
+    // The window's edge: a key of the block is before the window of the block's last query.
+    const bool need_mask = (kb0 + BN - 1 > off + q0) || (kb0 < ss) || (kb0 + BN > Tk) ||
+                           (kb0 < window_lo(p, off + min(q0 + BM, Tq) - 1));
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -221,7 +233,7 @@ __global__ void __launch_bounds__(NW * 32, 2) fa_prefill_kernel(const FaParams p
             if (GATE) x += ci[mt][hh] - cj[j][e];
             if (need_mask) {
               const int col = kb0 + j * 8 + 2 * tq + e;
-              if (col < ss || col >= Tk || col > pos[mt][hh]) x = -INFINITY;
+              if (col < ss || col >= Tk || col > pos[mt][hh] || col < window_lo(p, pos[mt][hh])) x = -INFINITY;
             }
             s[mt][j][2 * hh + e] = x;
           }

@@ -386,7 +386,11 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
   auto softmax = [&](int it, int st, float& sc0, float& sc1) {
     const int kb0 = (n_end - 1 - it) * BN;
     const float* sc = sC_gen + st * BN;
-    const bool need_mask = (kb0 + BN - 1 > off + q0) || (kb0 < ss) || (kb0 + BN > Tk);
+    // The window's edge: a key of the block lies before the window of the tile's last row (a
+    // tile-uniform test, as the others: no divergent branch near the wgmma). The window's bounds
+    // are computed where used from the kernel parameter, not held in registers through the tile.
+    const bool need_mask = (kb0 + BN - 1 > off + q0) || (kb0 < ss) || (kb0 + BN > Tk) ||
+                           (kb0 < window_lo(p, off + min(q0 + BM, Tq) - 1));
     auto mask = [&]() {
       if (need_mask) {
 #pragma unroll
@@ -395,8 +399,8 @@ __global__ void __launch_bounds__(WsLayout<NCWG>::kThreads, 1)
           for (int e = 0; e < 2; ++e) {
             const int col = kb0 + j * 8 + 2 * tq + e;
             const bool bad = col < ss || col >= Tk;
-            if (bad || col > pos0) s[4 * j + e] = -INFINITY;
-            if (bad || col > pos1) s[4 * j + 2 + e] = -INFINITY;
+            if (bad || col > pos0 || col < window_lo(p, pos0)) s[4 * j + e] = -INFINITY;
+            if (bad || col > pos1 || col < window_lo(p, pos1)) s[4 * j + 2 + e] = -INFINITY;
           }
         }
       }

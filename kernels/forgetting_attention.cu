@@ -7,6 +7,11 @@
 //   fa_decode.cuh      flash-decoding (split along the keys) for Tq <= kDecodeMaxTq.
 // FOXEVAL_FA_IMPL=mma|ws forces the prefill kernel (tests run both on an H100).
 //
+// Sliding window (args.window = W, FaParams::window): key_block_range starts a query block's keys
+// at the block holding its first query's p - W + 1 (blocks wholly before it are never loaded), and
+// the blocks that hold a window edge are masked like the diagonal one; decode starts each row's
+// keys at p - W + 1.
+//
 // Adaptive computation pruning (args.adaptive_threshold [B, H], natural-log units, off when
 // undefined): a key block (prefill, BN keys) or key (decode) is skipped when the decay bias
 // c_i - c_j is below the threshold thr for every query i of the block; the block holding the
@@ -308,6 +313,7 @@ bool forgetting_attention_cuda_supports(const AttentionArgs& a) {
     if (Tq > kDecodeMaxTq) return false;
     if (!n.is_cuda() || n.scalar_type() != at::kLong || n.dim() != 1 || n.size(0) != B) return false;
   }
+  if (a.window < 0) return false;
   if (a.adaptive_threshold.defined()) {
     const auto& t = a.adaptive_threshold;
     if (!a.cum_log_fgate.defined()) return false;
@@ -370,6 +376,8 @@ at::Tensor forgetting_attention_cuda(const AttentionArgs& a) {
     p.prune_counts = reinterpret_cast<unsigned long long*>(n.data_ptr<int64_t>());
   }
   p.B = B; p.H = H; p.Hkv = Hkv; p.Tq = Tq; p.Tk = Tk;
+  // A window at least Tk long bounds nothing (and a window past 2^31 would not fit an int).
+  p.window = a.window > 0 && a.window < Tk ? (int)a.window : 0;
   const double scale = a.scale > 0.0 ? a.scale : 1.0 / std::sqrt((double)D);
   p.scale_log2 = (float)(scale * 1.4426950408889634);
 

@@ -10,6 +10,10 @@
 //   seq_start [B] int64 (optional): keys before it are left padding and get no weight.
 //   adaptive_threshold [B, H] float32 (optional): key blocks whose decay bias c_i - c_j is
 //   below it for every pair may be skipped (adaptive computation pruning, off by default).
+//   window W (0 = none): sliding-window attention, flash-attn's rule (window_size = (W - 1, 0)):
+//   the query at key position p sees keys p-W+1..p only (and, as always, none before seq_start).
+//   Key positions are indices into k: a cache trimmed at the front keeps the rule as long as it
+//   still holds the W - 1 keys before the first query.
 //   kv_len [B] int64 (optional, decode only: Tq <= 8): row b holds kv_len[b] keys, the rest of
 //   k/v/cum_log_fgate is ignored and its queries sit at kv_len[b] - Tq + i. Lengths read on the
 //   device, so fixed-capacity caches keep fixed shapes (decoding slots, CUDA graphs).
@@ -38,11 +42,21 @@ struct AttentionArgs {
   at::Tensor kv_len;              // optional
   at::Tensor pruning_counts;      // optional, int64 [4] on the CUDA device (see above)
   double scale = 0.0;             // 0 = 1/sqrt(D)
+  int64_t window = 0;             // sliding window W >= 1 (keys p-W+1..p); 0 = full causal
 };
 
 // Dispatches: the CUDA kernel for bf16/fp16 CUDA tensors with a supported head dim,
 // the exact torch-ops path otherwise.
 at::Tensor forgetting_attention(const AttentionArgs& args);
+
+// Sliding-window softmax attention (Transformer (SWA), Samba's attention layers): no forget gate,
+// grouped KV heads allowed (H % Hkv == 0), q [B, H, Tq, D], k and v [B, Hkv, Tk, D], the query i
+// at key position Tk - Tq + i sees keys from max(0, that - window + 1) up to itself. window >= 1.
+// The same kernels as forgetting_attention (CUDA for bf16/fp16 with head dim 64/128, the exact
+// torch path otherwise). Decoding against a ring buffer of W slots (models/window_cache.h) is
+// plain attention over the slots held: pass kv_len with window 0, not this.
+at::Tensor sliding_window_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t window,
+                                    double scale = 0.0);
 
 // Exact on any device and dtype: tiled over queries (memory O(tile * Tk), never Tk x Tk),
 // scores and softmax in fp32. The reference the CUDA kernels are tested against.

@@ -20,6 +20,7 @@ struct Params {
   int64_t proj_stride;  // elements between slots' rows
   int q_off, k_off, v_off, ks_off, vs_off, f_off, og_off, og_dim;
   int H, C;
+  bool ring;  // position p at p % C (a sliding window's ring)
   const float* q_norm;
   const float* k_norm;
   float qk_eps;
@@ -86,8 +87,8 @@ __global__ void __launch_bounds__(D) fox_decode_prep_kernel(Params p) {
   const int e = h * D + i;  // this thread's element of the [H * D] rows
   const T* row = static_cast<const T*>(p.proj) + s * p.proj_stride;
   const int64_t n = p.len[s];
-  const int64_t w = n < p.C - 1 ? n : p.C - 1;
-  const int64_t prev = w > 0 ? w - 1 : 0;
+  const int64_t w = p.ring ? n % p.C : (n < p.C - 1 ? n : p.C - 1);
+  const int64_t prev = p.ring ? (w + p.C - 1) % p.C : (w > 0 ? w - 1 : 0);
 
   // Token shift of k and v (state := this token's projection, before the shift).
   float k = to_f(row[p.k_off + e]), v = to_f(row[p.v_off + e]);
@@ -201,6 +202,7 @@ std::pair<at::Tensor, at::Tensor> fox_decode_prep(const FoxDecodePrep& a) {
   p.og_dim = static_cast<int>(a.og_dim);
   p.H = static_cast<int>(H);
   p.C = static_cast<int>(a.keys.size(2));
+  p.ring = a.ring;
   p.q_norm = a.q_norm.defined() ? a.q_norm.data_ptr<float>() : nullptr;
   p.k_norm = a.k_norm.defined() ? a.k_norm.data_ptr<float>() : nullptr;
   p.qk_eps = static_cast<float>(a.qk_eps);

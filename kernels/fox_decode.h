@@ -11,6 +11,7 @@
 //   q'' = rotary(qk_norm(q)),  k'' = rotary(qk_norm(k'))                 (each where configured)
 //   c = log_sigmoid(f) + c_cache[prev]                                   (0 + ... without a forget gate)
 //   keys[w] = k'', values[w] = v', c_cache[w] = c,  w = min(len, C - 1), prev = max(w - 1, 0)
+//   (a sliding window's ring of C positions: w = len % C, prev = (w - 1) mod C)
 //   q_out = q'',  gate_out = og (a contiguous copy for the output norm)
 //
 // where q, k, v, ks, vs, f, og are slices of one row of `proj` (the concatenated projection).
@@ -36,6 +37,7 @@ struct FoxDecodePrep {
   double qk_eps = 1e-5;
   at::Tensor inv_freq;             // fp32 [D/2] or undefined (no rotary)
   at::Tensor len;                  // [S] int64: tokens each slot holds before this step (its position)
+  bool ring = false;               // the caches are a ring: position p at p % C
   at::Tensor keys, values;         // [S, H, C, D] compute dtype: written at w
   at::Tensor cum_log_fgate;        // [S, H, C] fp32: read at prev, written at w
   at::Tensor k_state, v_state;     // [S, H*D] compute dtype, updated in place (undefined: no shift)

@@ -39,6 +39,17 @@ class SequenceCache {
     dim_ = dim;
     len_ = 0;
   }
+  // Forgets the first n entries (a sliding window's keys that no later query sees): the rest moves
+  // to the front of the buffer, which keeps its size. Called every ~W tokens, it costs O(1) a token.
+  void drop_front(int64_t n) {
+    if (n <= 0) return;
+    n = std::min(n, len_);
+    if (n < len_) {
+      at::Tensor rest = buf_.narrow(dim_, n, len_ - n).clone();  // the ranges may overlap
+      buf_.narrow(dim_, 0, len_ - n).copy_(rest);
+    }
+    len_ -= n;
+  }
   int64_t length() const { return len_; }
   // Everything held (undefined before the first append).
   at::Tensor held() const { return buf_.defined() ? buf_.narrow(dim_, 0, len_) : at::Tensor(); }

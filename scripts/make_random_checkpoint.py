@@ -3,7 +3,7 @@ directory with the official weight names, for speed and memory runs on the GPU m
 
   python3 scripts/make_random_checkpoint.py fox_pro OUT_DIR [--layers N] [--bf16]
 
-Families: fox_pro, fox_llama, transformer_pro, transformer_llama, mamba2, hgrn2, delta_net.
+Families: fox_pro, fox_llama, transformer_pro, transformer_llama, transformer_swa, mamba2, hgrn2, delta_net.
 Configs start from the official tiny fixtures' config.json with the paper's 760M sizes
 (docs: ../shared/docs/REFERENCE.md). Needs torch + safetensors (both on the GPU machine).
 """
@@ -23,6 +23,8 @@ PAPER_760M = {
     "fox_llama": {"hidden_size": 1536, "num_hidden_layers": 24, "num_heads": 24},
     "transformer_pro": {"hidden_size": 1536, "num_hidden_layers": 24, "num_heads": 12},
     "transformer_llama": {"hidden_size": 1536, "num_hidden_layers": 24, "num_heads": 24},
+    # configs/experiment/longcrawl64/transformer_swa/760m_16b.yaml (hidden_ratio 4, RoPE 500000 as the fixture)
+    "transformer_swa": {"hidden_size": 1536, "num_hidden_layers": 24, "num_heads": 12, "window_size": 2048},
     "mamba2": {"hidden_size": 1536, "num_hidden_layers": 48, "num_heads": 48, "head_dim": 64, "state_size": 128,
                "n_groups": 1, "expand": 2},
     "hgrn2": {"hidden_size": 1536, "num_hidden_layers": 24, "expand_ratio": 128, "num_heads": None},

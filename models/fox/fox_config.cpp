@@ -26,7 +26,6 @@ void parse_common(const Config& c, FoxConfig& f) {
     c.fail("hidden_act", fmt::format("= \"{}\" is not supported (swish or sigmoid)", f.hidden_act));
   f.rope_base = c.get_double("rope_base", 500000.0);
   f.tie_word_embeddings = c.get_bool("tie_word_embeddings", false);
-  c.require_default("window_size", nullptr);
   c.require_default("attention_bias", false);
   c.require_default("elementwise_affine", true);
 }
@@ -36,6 +35,14 @@ void parse_common(const Config& c, FoxConfig& f) {
 FoxConfig FoxConfig::parse_forgetting_transformer(const Config& c) {
   FoxConfig f;
   parse_common(c, f);
+  // The official FoX layer keeps window_size but never applies it ("Not used. Should be None" in
+  // its docstring; its forgetting attention always sees every past key): a FoX config with a
+  // window would be run as full attention, which is not what the config says.
+  if (c.has("window_size"))
+    c.fail("window_size", fmt::format("= {} is not supported (only null): the official forgetting_transformer-project_fox "
+                                      "stores window_size but never applies it (its attention sees every past key); a "
+                                      "sliding window is transformer-project_fox's (Transformer (SWA))",
+                                      c.json().at("window_size").dump()));
   f.use_rope = c.get_bool("use_rope", false);
   f.fgate_type = c.get_string("fgate_type", "full");
   if (f.fgate_type != "full" && f.fgate_type != "bias_only" && f.fgate_type != "fixed" && f.fgate_type != "none")
@@ -68,6 +75,14 @@ FoxConfig FoxConfig::parse_transformer(const Config& c) {
   f.use_rope = c.get_bool("use_rope", true);
   f.fgate_type = "none";
   f.variant = "Transformer (LLaMA)";
+  if (c.has("window_size")) {  // flash_attn_func(window_size=(W - 1, 0)): keys p-W+1..p
+    f.window_size = c.get_int("window_size");
+    // flash-attn reads a negative left window as unbounded, so the official code would run W <= 0 as
+    // full attention: refused rather than guessed (null is full attention).
+    if (f.window_size < 1)
+      c.fail("window_size", fmt::format("= {} must be a whole number >= 1 (or null for full attention)", f.window_size));
+    f.variant = "Transformer (SWA)";
+  }
   return f;
 }
 

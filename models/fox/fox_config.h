@@ -23,6 +23,9 @@ struct FoxConfig {
   bool tie_word_embeddings = false;
   bool has_log_pruning_tolerance = false;
   double log_pruning_tolerance = 0.0;
+  // Sliding-window attention (transformer-project_fox's window_size, Transformer (SWA)): the query
+  // at position p sees keys p-W+1..p (flash-attn window_size = (W - 1, 0)); 0 = full causal.
+  int64_t window_size = 0;
   std::string variant;  // "FoX (Pro)", "Transformer (LLaMA)", ... for `foxeval info`
 
   static FoxConfig parse_forgetting_transformer(const Config& config);

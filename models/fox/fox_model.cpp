@@ -20,6 +20,7 @@
 #include "models/fox/fox_config.h"
 #include "models/layers.h"
 #include "models/sequence_cache.h"
+#include "models/window_cache.h"
 #include "models/stage_timer.h"
 
 namespace foxeval {
@@ -44,19 +45,23 @@ struct Block {
   at::Tensor mlp_gate_proj, mlp_down_proj;
 };
 
-// Per layer: the KV cache, c of every cached key, and the token-shift states.
+// Per layer: the KV cache, c of every cached key, and the token-shift states. With a sliding
+// window the caches forget keys no later query sees (`dropped` of them, from the front): memory
+// stays about 2W however long the sequence.
 struct LayerState {
   SequenceCache keys, values, cum_log_fgate;
   at::Tensor k_shift, v_shift;  // [B, kv_dim]: the last k/v projections (before the shift)
+  int64_t dropped = 0;
 };
 
 class FoxState : public DecodeState {
  public:
-  FoxState(int64_t batch, at::Tensor seq_start, int64_t layers)
-      : batch_(batch), seq_start_(std::move(seq_start)), layers_(layers) {}
+  FoxState(int64_t batch, at::Tensor seq_start, int64_t layers, int64_t window)
+      : batch_(batch), seq_start_(std::move(seq_start)), layers_(layers), window_(window) {}
   int64_t batch_size() const override { return batch_; }
   int64_t length() const override { return length_; }
   void reserve(int64_t total_length) override {
+    if (window_ > 0) total_length = std::min(total_length, window_keep_limit(window_) + 1);
     for (LayerState& l : layers_) {
       l.keys.reserve(total_length);
       l.values.reserve(total_length);
@@ -67,11 +72,15 @@ class FoxState : public DecodeState {
   int64_t batch_;
   at::Tensor seq_start_;  // [B] int64 on the device, or undefined
   std::vector<LayerState> layers_;
+  int64_t window_ = 0;  // the model's sliding window (0: none)
   int64_t length_ = 0;
 };
 
-// Decoding slots (model.h): per layer fixed-capacity caches [S, heads, C, ...], zero past each
+// Decoding slots (model.h): per layer fixed-capacity caches [S, heads, R, ...], zero past each
 // row's length, and the token-shift states; `len` [S] on the device = tokens each row holds.
+// R = C, or with a sliding window W < C a ring of R = W positions: the token at position p sits at
+// p % R, and a decode step attends to every entry held (exactly its window), so memory is flat in
+// the sequence length.
 struct SlotLayer {
   at::Tensor keys, values;      // [S, Hkv, C, D] compute dtype
   at::Tensor cum_log_fgate;     // [S, H, C] fp32
@@ -89,6 +98,8 @@ class FoxSlots : public SlotState {
     const int64_t n = st->length_;
     if (n < 1 || n > C) throw Error(fmt::format("FoX slots: a sequence of {} tokens does not fit capacity {}", n, C));
     if (slot < 0 || slot >= S) throw Error(fmt::format("FoX slots: no slot {} of {}", slot, S));
+    // The last m tokens (all of them without a ring), position p at p % R (models/window_cache.h).
+    const int64_t m = std::min(n, R);
     for (size_t l = 0; l < layers.size(); ++l) {
       SlotLayer& d = layers[l];
       LayerState& src = st->layers_[l];
@@ -96,12 +107,14 @@ class FoxSlots : public SlotState {
                                std::pair{d.cum_log_fgate, src.cum_log_fgate.held()}}) {
         at::Tensor row = dst.select(0, slot);
         // Stale entries of an earlier sequence past n would enter the pruning bound: zeroed.
-        if (from.data_ptr() == row.data_ptr()) {  // prefilled in place (prefill_state)
-          if (n < C) row.narrow(1, n, C - n).zero_();
+        if (from.data_ptr() == row.data_ptr() && src.dropped == 0 && n <= R) {  // prefilled in place (prefill_state)
+          if (n < R) row.narrow(1, n, R - n).zero_();
           continue;
         }
+        at::Tensor ring = ring_from_tail(from.select(0, 0), n, R, 1);
+        if (n <= R && from.data_ptr() == row.data_ptr()) ring = ring.clone();  // zero_ below would clear it
         row.zero_();
-        row.narrow(1, 0, n).copy_(from.select(0, 0));
+        row.narrow(1, 0, m).copy_(ring);
       }
       if (d.k_shift.defined()) d.k_shift.select(0, slot).copy_(src.k_shift.select(0, 0));
       if (d.v_shift.defined()) d.v_shift.select(0, slot).copy_(src.v_shift.select(0, 0));
@@ -111,7 +124,7 @@ class FoxSlots : public SlotState {
   void clear(int64_t slot) override { len.select(0, slot).fill_(0); }
   std::unique_ptr<DecodeState> prefill_state(int64_t slot) override {
     if (slot < 0 || slot >= S) throw Error(fmt::format("FoX slots: no slot {} of {}", slot, S));
-    auto st = std::make_unique<FoxState>(1, at::Tensor(), static_cast<int64_t>(layers.size()));
+    auto st = std::make_unique<FoxState>(1, at::Tensor(), static_cast<int64_t>(layers.size()), window);
     for (size_t l = 0; l < layers.size(); ++l) {  // [1, heads, C, ...] views, appended along C
       st->layers_[l].keys.adopt(layers[l].keys.narrow(0, slot, 1), 2);
       st->layers_[l].values.adopt(layers[l].values.narrow(0, slot, 1), 2);
@@ -121,16 +134,19 @@ class FoxSlots : public SlotState {
   }
 
   int64_t S = 0, C = 0;
+  int64_t R = 0;                    // positions a row's caches hold: C, or a window's ring (< C)
+  bool ring = false;                // R < C: the token at position p sits at p % R
   at::Tensor len;                   // [S] int64
   at::Tensor flat_kv, flat_h;       // [S, Hkv], [S, H]: (s * heads + h) * C, for the appends
   std::vector<SlotLayer> layers;
+  int64_t window = 0;  // the model's sliding window (0: none), for prefill_state
 };
 
 // One decode step's view of the slots: where each row's new token goes and how many keys it then holds.
 struct SlotStep {
   FoxSlots* slots;
-  at::Tensor write_at;  // [S] = min(len, C - 1)
-  at::Tensor kv_len;    // [S] = min(len + 1, C)
+  at::Tensor write_at;  // [S] = min(len, C - 1), or len % R on a ring
+  at::Tensor kv_len;    // [S] = min(len + 1, R): entries attended to
   // Flat element indices, the same for every layer: each row's new key in [S * Hkv * C, D], its
   // new c and its previous c in [S * H * C].
   at::Tensor kv_rows, c_rows, prev_c;
@@ -159,6 +175,10 @@ class ForgettingTransformer : public CausalLM {
       d.kind = "forget_gate";
       d.what = "FoX forget gate f_t = sigmoid(w_f . x_t + b_f), one per head and token (data-dependent); "
                "key j counts at query i with exp(c_i - c_j), c_t = sum_{l<=t} log f_l";
+    } else if (cfg_.fgate_type == "none" && cfg_.window_size > 0) {
+      d.what = fmt::format("no forget gate: sliding-window attention, a hard window of W = {} (window_size): key j counts in "
+                           "full at query i when i - {} < j <= i, not at all before",
+                           cfg_.window_size, cfg_.window_size);
     } else if (cfg_.fgate_type == "none") {
       d.what = "no forget gate (fgate_type none): softmax attention without decay, every key counts in full";
     } else {
@@ -171,7 +191,7 @@ class ForgettingTransformer : public CausalLM {
 
   std::unique_ptr<DecodeState> new_state(int64_t batch, const at::Tensor& seq_start) override {
     at::Tensor start = seq_start.defined() ? seq_start.to(loader_.device, at::kLong) : at::Tensor();
-    return std::make_unique<FoxState>(batch, start, cfg_.num_layers);
+    return std::make_unique<FoxState>(batch, start, cfg_.num_layers, cfg_.window_size);
   }
 
   bool has_slots() const override { return true; }
@@ -181,17 +201,20 @@ class ForgettingTransformer : public CausalLM {
     auto s = std::make_unique<FoxSlots>();
     s->S = slots;
     s->C = capacity;
-    const int64_t H = cfg_.num_heads, Hkv = cfg_.num_kv_heads, D = cfg_.head_dim;
+    s->R = ring_capacity(capacity);
+    s->ring = s->R < capacity;
+    s->window = cfg_.window_size;
+    const int64_t H = cfg_.num_heads, Hkv = cfg_.num_kv_heads, D = cfg_.head_dim, R = s->R;
     const auto mm = at::TensorOptions().device(loader_.device).dtype(loader_.compute);
     const auto f32 = mm.dtype(at::kFloat), i64 = mm.dtype(at::kLong);
     s->len = at::zeros({slots}, i64);
-    s->flat_kv = (at::arange(slots, i64).view({slots, 1}) * Hkv + at::arange(Hkv, i64).view({1, Hkv})) * capacity;
-    s->flat_h = (at::arange(slots, i64).view({slots, 1}) * H + at::arange(H, i64).view({1, H})) * capacity;
+    s->flat_kv = (at::arange(slots, i64).view({slots, 1}) * Hkv + at::arange(Hkv, i64).view({1, Hkv})) * R;
+    s->flat_h = (at::arange(slots, i64).view({slots, 1}) * H + at::arange(H, i64).view({1, H})) * R;
     for (int64_t l = 0; l < cfg_.num_layers; ++l) {
       SlotLayer d;
-      d.keys = at::zeros({slots, Hkv, capacity, D}, mm);
-      d.values = at::zeros({slots, Hkv, capacity, D}, mm);
-      d.cum_log_fgate = at::zeros({slots, H, capacity}, f32);
+      d.keys = at::zeros({slots, Hkv, R, D}, mm);
+      d.values = at::zeros({slots, Hkv, R, D}, mm);
+      d.cum_log_fgate = at::zeros({slots, H, R}, f32);
       if (cfg_.use_k_shift) d.k_shift = at::zeros({slots, Hkv * D}, mm);
       if (cfg_.use_v_shift) d.v_shift = at::zeros({slots, Hkv * D}, mm);
       s->layers.push_back(std::move(d));
@@ -199,9 +222,12 @@ class ForgettingTransformer : public CausalLM {
     return s;
   }
 
+  // Positions a slot of `capacity` tokens keeps per layer: all, or a sliding window's W.
+  int64_t ring_capacity(int64_t capacity) const { return window_ring_size(capacity, cfg_.window_size); }
+
   int64_t slot_bytes(int64_t capacity) const override {
     const int64_t elem = at::elementSize(loader_.compute), kv = cfg_.num_kv_heads * cfg_.head_dim;
-    const int64_t per_layer = capacity * (2 * kv * elem + cfg_.num_heads * 4) + 2 * kv * elem;
+    const int64_t per_layer = ring_capacity(capacity) * (2 * kv * elem + cfg_.num_heads * 4) + 2 * kv * elem;
     return per_layer * cfg_.num_layers + 8;
   }
 
@@ -210,18 +236,27 @@ class ForgettingTransformer : public CausalLM {
     if (!slots) throw Error("FoX model: decoding slots from another family");
     const int64_t S = slots->S;
     if (ids.dim() != 1 || ids.size(0) != S) throw Error(fmt::format("FoX model: decode_slots takes [{}] ids", S));
-    SlotStep step{slots, {}, (slots->len + 1).clamp_max(slots->C), {}, {}, {}};
+    const int64_t R = slots->R;
+    SlotStep step{slots, {}, (slots->len + 1).clamp_max(R), {}, {}, {}};
     // Every layer takes attention_slots' fused step (it writes the caches itself) or none does.
     const bool fused = ids.is_cuda() && fused_decode_config();
     if (!fused) {  // the caches are written by flat row index (six small kernels a step the fused step skips)
-      step.write_at = slots->len.clamp_max(slots->C - 1);
+      at::Tensor prev;
+      if (slots->ring) {
+        step.write_at = slots->len.remainder(R);
+        prev = (step.write_at + (R - 1)).remainder(R);
+      } else {
+        step.write_at = slots->len.clamp_max(slots->C - 1);
+        prev = (step.write_at - 1).clamp_min(0);
+      }
       step.kv_rows = (slots->flat_kv + step.write_at.view({S, 1})).view(-1);
       step.c_rows = (slots->flat_h + step.write_at.view({S, 1})).view(-1);
-      step.prev_c = (slots->flat_h + (step.write_at - 1).clamp_min(0).view({S, 1})).view(-1);
+      step.prev_c = (slots->flat_h + prev.view({S, 1})).view(-1);
     }
     at::Tensor x = at::embedding(embeddings_, ids.view({S, 1}));
     at::Tensor h = blocks(x, slots->len.view({S, 1}), at::Tensor(), nullptr, &step);
-    slots->len.copy_(step.kv_len);
+    if (slots->ring) slots->len.add_(1).clamp_max_(slots->C);  // the position; kv_len stops at R
+    else slots->len.copy_(step.kv_len);
     return h.view({S, -1});
   }
 
@@ -413,6 +448,7 @@ class ForgettingTransformer : public CausalLM {
                       {"qk_norm", on(cfg_.qk_norm)},
                       {"use_output_gate", on(cfg_.use_output_gate)},
                       {"use_output_norm", on(cfg_.use_output_norm)}};
+    if (cfg_.window_size > 0) info_.settings.emplace_back("window_size", std::to_string(cfg_.window_size));
     if (cfg_.has_log_pruning_tolerance)
       info_.settings.emplace_back("log_pruning_tolerance", fmt::format("{}", cfg_.log_pruning_tolerance));
   }
@@ -621,6 +657,7 @@ class ForgettingTransformer : public CausalLM {
     }
     p.inv_freq = cfg_.use_rope ? inv_freq_ : at::Tensor();
     p.len = step.slots->len;
+    p.ring = step.slots->ring;
     p.keys = sl.keys;
     p.values = sl.values;
     p.cum_log_fgate = sl.cum_log_fgate;
@@ -713,6 +750,7 @@ class ForgettingTransformer : public CausalLM {
       args.kv_len = step->kv_len;
     } else if (ls) {
       if (ls->cum_log_fgate.length() > 0) cum = cum + ls->cum_log_fgate.last().unsqueeze(-1);
+      forget_outside_window(*ls);
       args.k = ls->keys.append(k.transpose(1, 2), 2);
       args.v = ls->values.append(v.transpose(1, 2), 2);
       args.cum_log_fgate = ls->cum_log_fgate.append(cum.contiguous(), 2);
@@ -721,8 +759,22 @@ class ForgettingTransformer : public CausalLM {
       args.v = v.transpose(1, 2);
       if (cum.defined()) args.cum_log_fgate = cum.contiguous();
     }
-    args.seq_start = seq_start;
+    // Key indices start at the first key the cache still holds; so does the padding bound.
+    args.seq_start = seq_start.defined() && ls && ls->dropped > 0 ? seq_start - ls->dropped : seq_start;
+    if (!sl) args.window = cfg_.window_size;  // a slot step attends to its ring: exactly the window
     return attend(a, h, args, in.ogate);
+  }
+
+  // A sliding window's cache forgets the keys no query from here on sees: all but the last W - 1,
+  // once it holds window_keep_limit of them (every ~W tokens, so O(1) a token).
+  void forget_outside_window(LayerState& ls) {
+    const int64_t W = cfg_.window_size;
+    if (W <= 0 || ls.keys.length() < window_keep_limit(W)) return;
+    const int64_t n = ls.keys.length() - std::max<int64_t>(W - 1, 1);  // c continues from the last key
+    ls.keys.drop_front(n);
+    ls.values.drop_front(n);
+    ls.cum_log_fgate.drop_front(n);
+    ls.dropped += n;
   }
 
   // Hands the capture (model.h) this layer's log forget gate and, for its chosen head, q and k as

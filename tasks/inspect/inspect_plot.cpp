@@ -105,7 +105,9 @@ std::string attention_svg(const AttentionMaps& m, const std::string& title, doub
   svg += "\n" + fmt::format(R"(<rect x="0" y="0" width="{:.0f}" height="{:.0f}" fill="#ffffff"/>)", W, H) + "\n";
   svg += fmt::format(R"(<text x="{:.2f}" y="26" font-size="17" font-weight="bold" text-anchor="middle" fill="#222">{}</text>)",
                      W / 2, xml_escape(title)) + "\n";
-  const char* names[2] = {m.has_decay ? "decay exp(c_i - c_j)" : "decay (no forget gate: 1)", "attention (softmax with the decay)"};
+  const std::string window = fmt::format("window W = {} (1 inside, 0 outside)", m.window);
+  const char* names[2] = {m.has_decay ? "decay exp(c_i - c_j)" : m.window > 0 ? window.c_str() : "decay (no forget gate: 1)",
+                          "attention (softmax with the decay)"};
   for (int p = 0; p < 2; ++p) {
     const double x = left + p * (size + gap);
     svg += fmt::format(R"(<text x="{:.2f}" y="{:.2f}" font-size="14" text-anchor="middle" fill="#222">{}</text>)", x + size / 2,

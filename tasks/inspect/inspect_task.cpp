@@ -71,6 +71,13 @@ nlohmann::json decay_json(const DecayInfo& d) {
   return {{"kind", d.kind}, {"what", d.what}, {"layers", d.layers}, {"heads", d.heads}, {"channels", d.channels}};
 }
 
+// The model's sliding window W (its "window_size" setting: Transformer (SWA)), 0 without one.
+int64_t window_size(const ModelInfo& info) {
+  for (const auto& [k, v] : info.settings)
+    if (k == "window_size") return std::stoll(v);
+  return 0;
+}
+
 void check_ids(const std::vector<int64_t>& ids, int64_t vocab, const std::string& where) {
   for (size_t t = 0; t < ids.size(); ++t)
     if (ids[t] < 0 || ids[t] >= vocab)
@@ -152,6 +159,7 @@ nlohmann::json run_gates(const GatesSettings& s) {
                              {"dtype", s.run.dtype},
                              {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"},
                              {"decay", decay_json(decay)}};
+  if (const int64_t w = window_size(info)) identity["decay"]["window_size"] = w;  // its hard window instead of a decay
   identity.update(model_identity(s.model_dir, info));
   if (!text_ids.empty()) check_ids(text_ids, info.vocab_size, s.text_path);
   if (s.bos_id < 0 || s.bos_id >= info.vocab_size)
@@ -231,6 +239,7 @@ AttentionMaps attention_maps(CausalLM& model, const std::vector<int64_t>& ids, i
   m.end = end;
   m.ids.assign(ids.begin() + begin, ids.begin() + end);
   m.has_decay = d.kind != "none";
+  m.window = window_size(model.info());
   const auto cpu_double = [](const at::Tensor& t) { return t.to(at::kCPU).to(at::kDouble).contiguous(); };
   const at::Tensor qd = cpu_double(q.select(0, 0)), kd = cpu_double(k.select(0, 0));  // [T, D]
   at::Tensor c = m.has_decay ? cpu_double(capture.layer(layer).select(0, 0).select(1, head)).cumsum(0)
@@ -240,9 +249,13 @@ AttentionMaps attention_maps(CausalLM& model, const std::vector<int64_t>& ids, i
   at::Tensor cq = c.slice(0, begin, end).view({n, 1});
   at::Tensor logits = at::matmul(qd.slice(0, begin, end), kd.slice(0, 0, end).t()) * scale + cq - c.slice(0, 0, end).view({1, end});
   at::Tensor rows = at::arange(begin, end, at::kLong).view({n, 1}), cols = at::arange(0, end, at::kLong).view({1, end});
+  // A sliding window W: key j counts at query i only when i - W < j (a hard window, shown as the decay).
+  at::Tensor outside = m.window > 0 ? cols <= rows - m.window : at::zeros_like(cols > rows);
   logits = logits.masked_fill(cols > rows, -std::numeric_limits<double>::infinity());
+  logits = logits.masked_fill(outside, -std::numeric_limits<double>::infinity());
   at::Tensor probs = at::softmax(logits, -1).slice(1, begin, end).contiguous();
   at::Tensor decay = (cq - c.slice(0, begin, end).view({1, n})).exp();
+  decay = decay.masked_fill(outside.slice(1, begin, end), 0.0);
   at::Tensor upper = cols.slice(1, begin, end) > rows;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   probs = probs.masked_fill(upper, nan).contiguous();

@@ -46,6 +46,7 @@ struct AttentionMaps {
   std::vector<int64_t> ids;            // the span's tokens
   std::vector<double> decay, attention;  // [(end - begin)^2]
   bool has_decay = true;               // false: no forget gate (decay is 1 everywhere)
+  int64_t window = 0;                  // a sliding window W (Transformer (SWA)): decay 1 inside it, 0 outside
 };
 
 // Runs the model over ids [T] (batch 1) and computes the maps (float64 from the model's fp32
