@@ -10,6 +10,7 @@
 #include "cli/validators.h"
 #include "data/json_file.h"
 #include "data/python/json_dumps.h"
+#include "tasks/babilong/babilong_plot.h"
 #include "tasks/babilong/babilong_run.h"
 #include "tasks/babilong/babilong_table.h"
 #include "tasks/distributed.h"
@@ -49,6 +50,20 @@ void print_table(const nlohmann::json& r) {
 
 // Its tables and report sections (`foxeval table`, `foxeval report`).
 const results::KindRegistrar babilong_tables(babilong::table_kind);
+
+CommandRegistrar plot_babilong_command([](CLI::App& root) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto labels = std::make_shared<std::vector<std::string>>();
+  auto task = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  CLI::App* group = command_group(root, "plot", "Draw result files");
+  CLI::App* cmd = group->add_subcommand("babilong", "BABILong accuracy against context length, one line per result, as an SVG");
+  cmd->add_option("files", *files, "result JSON files written by `foxeval babilong run`")->required();
+  cmd->add_option("-o,--out", *out, "output SVG file")->required();
+  cmd->add_option("--label", *labels, "legend label of each file, in order (repeat the flag)")->allow_extra_args(false);
+  cmd->add_option("--task", *task, "one task (qa1..qa20) instead of the mean over the tasks run");
+  cmd->callback([=] { babilong::plot_babilong_files(*files, *labels, *task, *out); });
+});
 
 CommandRegistrar babilong_command([](CLI::App& root) {
   CLI::App* group = command_group(root, "babilong", "BABILong (lm-eval 0.4.13's babilong tasks): requests, run");

@@ -42,6 +42,10 @@ assert abs(r["mean_by_length"]["2k"] - n / 10) < 1e-12
 PYEOF
 expect_ok "table" "$FOXEVAL" table "$tmp/r.json"
 grep -q "BABILong: accuracy" "$tmp/out" && grep -q "BABILong qa3" "$tmp/out" && ok || bad "babilong tables"
+expect_ok "plot" "$FOXEVAL" plot babilong "$tmp/r.json" "$tmp/m.json" --label A --label B -o "$tmp/b.svg"
+[ "$(grep -c '<polyline' "$tmp/b.svg")" -eq 2 ] && grep -q ">2k<" "$tmp/b.svg" && ok || bad "plot: a line per result over the lengths"
+expect_ok "report" "$FOXEVAL" report "$tmp/r.json" -o "$tmp/r.html"
+grep -q 'id="figure-babilong"' "$tmp/r.html" && ok || bad "report: the BABILong figure"
 
 expect_error "absent length" "length 8k (--lengths) is not in" "$FOXEVAL" babilong run "${run[@]}" --lengths 8k --out "$tmp/x.json"
 expect_error "unknown task" "unknown task 'qa0'" "$FOXEVAL" babilong requests --tasks qa0 --out "$tmp/x.jsonl"

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "tasks/babilong/babilong_def.h"
+#include "tasks/babilong/babilong_plot.h"
+#include "tasks/report.h"
 
 using nlohmann::json;
 
@@ -39,11 +41,22 @@ void finish(std::vector<Table>& tables) {
   std::stable_sort(tables.begin(), tables.end(), [&](const Table& a, const Table& b) { return table_rank(a) < table_rank(b); });
 }
 
+// Mean accuracy against context length, one line per result.
+std::vector<results::ReportSection> report(const results::ReportInput& in) {
+  std::vector<ScoreSeries> series;
+  for (const results::ResultFile* r : in.results) series.push_back(read_score_series(r->json, r->label, "", r->path));
+  if (series.empty()) return {};
+  return {{"babilong", "BABILong by context length",
+           report::figure_html("figure-babilong", score_plot_svg(series, ""),
+                               "Accuracy (%) against context length, mean over the tasks each result ran."),
+           45}};
+}
+
 }  // namespace
 
 results::ResultKind table_kind() {
   // task, order, add, recognises, finish, settings, latex, report (tasks/result_kind.h)
-  return {"babilong", 45, add, recognises, finish, nullptr, nullptr, nullptr};
+  return {"babilong", 45, add, recognises, finish, nullptr, nullptr, report};
 }
 
 }  // namespace foxeval::babilong
