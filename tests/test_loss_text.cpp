@@ -6,8 +6,10 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "data/json_file.h"
+#include "data/safetensors.h"
 #include "data/text_docs.h"
 #include "models/engine.h"
 #include "models/registry.h"
@@ -176,4 +178,48 @@ TEST_CASE("loss --text: a missing field or split names the file, row and field")
   CHECK(err({"hf:deepmind/pg19:validation", "text", "", ""}).find("datasets.load_dataset('deepmind/pg19', split='validation')") !=
         std::string::npos);
   CHECK(err({"hf:deepmind/pg19", "text", "", ""}).find("hf:ORG/NAME:SPLIT") != std::string::npos);
+}
+
+TEST_CASE("loss --text: held-out essays as text give the trained fixture's official rows, and the same loss as those rows") {
+  // The trained fixture's reference rows are the first 1187 JSON-GPT2 tokens of three held-out
+  // essays, tokenized by the official code; its official per-token loss on them is checked against
+  // `loss --data` in test_loss_task.cpp. The same essays as .txt files through --text must give
+  // those tokens, and then the very same sums as the rows.
+  test::TempDir dir;
+  std::filesystem::create_directory(dir.path / "essays");
+  for (const char* n : {"gh.txt", "apple.txt", "founders.txt"})  // the reference's rows 0, 1, 2
+    std::filesystem::copy_file(test::shared_path(std::string("data/PaulGrahamEssays/") + n), dir.path / "essays" / n);
+  SafetensorsFile ref(kModel + "/reference.safetensors");
+  const at::Tensor rows = ref.read("rows").to(at::kLong).contiguous();
+  const TextDocs docs = read_text_docs({(dir.path / "essays").string(), "text", "", ""});  // name order: apple, founders, gh
+  const DocTokens t = tokenize_docs(docs.docs, docs.digest, text_tokenizer(kModel), "", 2);
+  const int row_of[3] = {1, 2, 0};
+  for (int d = 0; d < 3; ++d) {
+    const std::vector<int64_t> mine(t.tokens.begin() + t.offsets[d], t.tokens.begin() + t.offsets[d] + 1187);
+    const int64_t* want = rows[row_of[d]].data_ptr<int64_t>();
+    CHECK(mine == std::vector<int64_t>(want, want + 1187));
+  }
+  LossSettings text = text_settings(dir.path.string(), (dir.path / "essays").string());
+  text.seq_len = 1187;
+  text.batch_size = 1;
+  const nlohmann::json a = run_loss(text);
+  // The rows as an int64 .npy, through the token-rows path.
+  std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (3, 1187), }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  {
+    std::ofstream out((dir.path / "rows.npy").string(), std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const uint16_t n = static_cast<uint16_t>(header.size());
+    out.write(reinterpret_cast<const char*>(&n), 2);
+    out << header;
+    out.write(static_cast<const char*>(rows.data_ptr()), rows.numel() * 8);
+  }
+  LossSettings npy;
+  npy.model_dir = kModel;
+  npy.data_path = (dir.path / "rows.npy").string();
+  npy.out_path = (dir.path / "rows.json").string();
+  const nlohmann::json b = run_loss(npy);
+  REQUIRE(a["windows"] == 3);
+  CHECK(a["val/loss_per_token"] == b["val/loss_per_token"]);  // exact sums: the document order cannot matter
 }
