@@ -24,14 +24,19 @@ grep -q "read from .*hub.json.tokens-" "$tmp/err" && ok || bad "rerun reads the 
 [ $? -eq 3 ] && ok || bad "--stop-after exits 3"
 expect_ok "resume" "$FOXEVAL" loss "${common[@]}" --text hf:deepmind/pg19:test --out "$tmp/resumed.json" --resume
 grep -q "read from" "$tmp/err" && ok || bad "resume reads the cached tokens"
+for i in 0 1; do
+  expect_ok "shard $i" "$FOXEVAL" loss "${common[@]}" --text hf:deepmind/pg19:test --num-shards 2 --shard-index $i --out "$tmp/part$i.json"
+done
+expect_ok "merge" "$FOXEVAL" merge --out "$tmp/merged.json" "$tmp/part0.json" "$tmp/part1.json"
 expect_ok "pack" "$FOXEVAL" loss "${common[@]}" --text hf:deepmind/pg19:test --pack --out "$tmp/pack.json"
 expect_ok "narrativeqa" "$FOXEVAL" loss "${common[@]}" --text hf:deepmind/narrativeqa:test --out "$tmp/nqa.json"
 grep -q "3 repeats of a document dropped" "$tmp/err" && ok || bad "narrativeqa: stories read once"
 $PY - "$tmp" <<'PYEOF' && ok || bad "results"
 import json, sys
 d = sys.argv[1]
-folder, hub, resumed, pack, nqa = (json.load(open(f"{d}/{n}.json")) for n in ["folder", "hub", "resumed", "pack", "nqa"])
-assert folder["val/loss_per_token"] == hub["val/loss_per_token"] == resumed["val/loss_per_token"]
+folder, hub, resumed, pack, nqa, merged = (json.load(open(f"{d}/{n}.json")) for n in ["folder", "hub", "resumed", "pack", "nqa", "merged"])
+assert folder["val/loss_per_token"] == hub["val/loss_per_token"] == resumed["val/loss_per_token"] == merged["val/loss_per_token"]
+assert merged["documents_skipped"] == 3 and merged["rows"] == 4 and merged["tokens_dropped"] == hub["tokens_dropped"], merged
 assert folder["identity"]["data_digest"] == hub["identity"]["data_digest"]
 assert hub["windows"] == 4 and hub["rows"] == 4 and hub["documents_skipped"] == 3, hub
 assert hub["header"]["task"] == "loss" and hub["identity"]["text"]["source"]["dataset"] == "deepmind/pg19"
