@@ -36,6 +36,10 @@ void print_summary(const nlohmann::json& r) {
                 static_cast<long long>(r["windows"].get<int64_t>()), static_cast<long long>(r["rows"].get<int64_t>()),
                 static_cast<long long>(r["tokens_dropped"].get<int64_t>()),
                 static_cast<long long>(r["rows_unread"].get<int64_t>()));
+  if (r.contains("documents_skipped"))  // --text: documents shorter than a window
+    std::printf("documents skipped\t%lld\ntokens skipped\t%lld\n",
+                static_cast<long long>(r["documents_skipped"].get<int64_t>()),
+                static_cast<long long>(r["tokens_skipped"].get<int64_t>()));
 }
 
 // Its tables and report sections (`foxeval table`, `foxeval report`).
@@ -46,9 +50,21 @@ CommandRegistrar loss_command([](CLI::App& root) {
   auto shards = std::make_shared<ShardArgs>();
   CLI::App* cmd = root.add_subcommand("loss", "Per-position held-out loss (LongCrawl64 protocol)");
   cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
-  cmd->add_option("--data", s->data_path, "token rows: a 2-D .npy (uint16/int32/int64) or a zarr v2 array")->required();
+  auto* data = cmd->add_option("--data", s->data_path, "token rows: a 2-D .npy (uint16/int32/int64) or a zarr v2 array");
+  auto* text = cmd->add_option("--text", s->text_source,
+                               "documents to tokenize: a .jsonl/.parquet/.arrow/.txt file or folder, a save_to_disk folder, "
+                               "or hf:ORG/NAME[:CONFIG]:SPLIT from the local Hugging Face caches");
+  data->excludes(text);
+  cmd->add_option("--text-field", s->text_field,
+                  "the documents' text field, a dotted path (default: the corpus' own, see README; else 'text')")
+      ->needs(text);
+  cmd->add_option("--text-split", s->text_split, "the split of a save_to_disk DatasetDict given to --text")->needs(text);
+  cmd->add_flag("--pack", s->pack, "concatenate the documents with --separator-id between them and cut windows "
+                "(default: each document's first --seq-len tokens; shorter documents skipped)")->needs(text);
+  cmd->add_option("--separator-id", s->separator_id, "the token after each document with --pack (default 50256)")
+      ->check(int_range(0))->needs(text);
   cmd->add_option("--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
-  cmd->add_option("--seq-len", s->seq_len, "evaluation length (default: the row length; longer rows split)")
+  cmd->add_option("--seq-len", s->seq_len, "evaluation length (default: the row length; longer rows split; needed with --text)")
       ->check(int_range(1, kMaxContextTokens));
   cmd->add_option("--tokens", s->max_tokens, "evaluate the first N tokens (default 2^31, the paper's)")
       ->check(int_range(1));
@@ -61,7 +77,8 @@ CommandRegistrar loss_command([](CLI::App& root) {
       ->check(positive_number());
   cmd->add_option("--stop-after", s->stop_after_windows, "save the state and stop after N windows (resume later; default: none)")
       ->check(int_range(1));
-  cmd->callback([cmd, s, shards] {
+  cmd->callback([cmd, s, shards, data, text] {
+    if (data->count() + text->count() == 0) throw CLI::RequiredError("--data or --text");
     // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
     resolve_task_settings(cmd, "loss", *shards, *s);
     nlohmann::json result;

@@ -15,6 +15,7 @@ struct PlotLossArgs {
   std::string out;
   PlotOptions opts;
   double ymin = 0, ymax = 0;
+  int64_t train_length = 0;
 };
 
 CommandRegistrar plot_loss_command([](CLI::App& root) {
@@ -30,7 +31,11 @@ CommandRegistrar plot_loss_command([](CLI::App& root) {
   CLI::Option* ymax = cmd->add_option("--ymax", a->ymax, "top of the loss axis (default: from the data)");
   cmd->add_option("--bins", a->opts.bins, "log-spaced smoothing bins over the positions")
       ->check(int_range(1, 100000));
-  cmd->callback([a, ymin, ymax] {
+  CLI::Option* train = cmd->add_option("--train-length", a->train_length,
+                                       "draw the training context length as a dashed line (e.g. 16384)")
+                           ->check(int_range(1, kMaxContextTokens));
+  cmd->callback([a, ymin, ymax, train] {
+    if (train->count() > 0) a->opts.train_length = static_cast<double>(a->train_length);
     if (ymin->count() > 0) a->opts.ymin = a->ymin;
     if (ymax->count() > 0) a->opts.ymax = a->ymax;
     plot_loss_files(a->files, a->labels, a->out, a->opts);

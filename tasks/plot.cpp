@@ -190,6 +190,16 @@ std::string line_plot_svg(const std::vector<PlotSeries>& series, const PlotOptio
                     area.x, y, area.x + area.w));
   }
 
+  // The training length, where the curves go past it (loss beyond it is length extrapolation).
+  if (opts.train_length && *opts.train_length >= 1 && *opts.train_length <= x_max) {
+    const double x = sx(*opts.train_length);
+    out(fmt::format(R"(<line x1="{0:.2f}" y1="{1:.2f}" x2="{0:.2f}" y2="{2:.2f}" stroke="#555" stroke-width="1.5" )"
+                    R"(stroke-dasharray="6 4"/>)",
+                    x, area.y, area.y + area.h));
+    out(fmt::format(R"(<text x="{:.2f}" y="{:.2f}" font-size="12" text-anchor="end" fill="#555">training length {}</text>)",
+                    x - 4, area.y + 14, static_cast<long long>(*opts.train_length)));
+  }
+
   // Curves: one polyline per series, clipped to the plot area.
   std::vector<std::vector<std::pair<double, double>>> pixels(curves.size());
   for (std::size_t i = 0; i < curves.size(); ++i) {

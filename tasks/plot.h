@@ -23,6 +23,7 @@ struct PlotOptions {
   std::optional<double> ymin, ymax;  // y-axis range; each end defaults to the data's (padded)
   int bins = 200;                    // log-spaced smoothing bins over positions 1..N
   int width = 800, height = 500;     // SVG size in pixels
+  std::optional<double> train_length;  // a dashed vertical line at this position: the training context length
 };
 
 // One smoothed point: `position` is the geometric mean of the positions averaged, `value` their mean.

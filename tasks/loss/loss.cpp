@@ -13,28 +13,103 @@
 #include "models/engine.h"
 #include "models/registry.h"
 #include "tasks/identity.h"
+#include "tasks/loss/loss_text.h"
 #include "tasks/runner.h"
 
 namespace foxeval {
 namespace {
 
+// What the windows are read from and what each counts: token rows (npy, zarr) or a tokenized text corpus.
+struct LossData {
+  std::unique_ptr<TokenRows> rows;
+  std::vector<Window> windows;
+  std::vector<WindowCounts> counts;  // per window
+  int64_t seq_len = 0;
+  nlohmann::json identity;  // data, data_digest (+ text: the source, tokenizer, windowing)
+};
+
 // Everything that changes the numbers. A state file or shard part made with other values is refused.
-nlohmann::json identity(const LossSettings& s, const CausalLM& model, const TokenRows& rows, int64_t seq_len,
-                        int64_t num_windows) {
+nlohmann::json identity(const LossSettings& s, const CausalLM& model, const LossData& data) {
   const ModelInfo& info = model.info();
-  nlohmann::json id = {{"data", rows.describe()},
-          // the rows read, by content (data/token_rows.h): the windows cover whole documents 0..n-1
-          {"data_digest", rows.content_digest(num_windows / (rows.row_length() / seq_len))},
-          {"seq_len", seq_len},
+  nlohmann::json id = data.identity;
+  id.update({{"seq_len", data.seq_len},
           {"max_tokens", s.max_tokens},
-          {"num_windows", num_windows},
+          {"num_windows", static_cast<int64_t>(data.windows.size())},
           {"bos_id", s.bos_id},
           {"dtype", s.run.dtype},
           {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"},
           {"batch_size", s.batch_size},
-          {"num_shards", s.num_shards}};
+          {"num_shards", s.num_shards}});
   id.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
   return id;
+}
+
+// As the official loader: the first tokens/doc_len documents, every seq_len window of each
+// (the loader's order is column-major, so cutting a longer window list would pick other documents).
+LossData row_data(const LossSettings& s) {
+  LossData d;
+  d.rows = open_token_rows(s.data_path);
+  const TokenRows& rows = *d.rows;
+  // A degenerate array (no rows, or rows of no tokens) has no window to evaluate.
+  if (rows.num_rows() < 1 || rows.row_length() < 1)
+    throw Error(fmt::format("--data {}: {} rows of {} tokens: needs at least one row of at least one token", s.data_path,
+                            rows.num_rows(), rows.row_length()));
+  const int64_t seq_len = s.seq_len > 0 ? s.seq_len : rows.row_length();
+  if (seq_len > rows.row_length())
+    throw Error(fmt::format("--seq-len {} is longer than the rows of {} ({})", seq_len, s.data_path, rows.row_length()));
+  const int64_t doc_len = rows.row_length() - rows.row_length() % seq_len;
+  const int64_t num_docs = std::min(rows.num_rows(), std::max<int64_t>(1, s.max_tokens / doc_len));
+  d.seq_len = seq_len;
+  d.windows = longcrawl_row_windows(num_docs, rows.row_length(), seq_len);
+  const int64_t dropped_per_row = rows.row_length() - doc_len, unread = rows.num_rows() - num_docs;
+  // Each window whose column is 0 counts its row and that row's tail; the first window the rows unread.
+  for (const Window& w : d.windows)
+    d.counts.push_back({w.col0 == 0 ? 1 : 0, w.col0 == 0 ? dropped_per_row : 0, w.col0 == 0 && w.row0 == 0 ? unread : 0, 0, 0});
+  std::fprintf(stderr, "[loss] %lld rows (documents) of %lld tokens: %lld windows of %lld tokens%s%s\n",
+               static_cast<long long>(num_docs), static_cast<long long>(rows.row_length()),
+               static_cast<long long>(d.windows.size()), static_cast<long long>(seq_len),
+               dropped_per_row > 0 ? fmt::format("; the last {} tokens of each row are not evaluated (not a whole window)",
+                                                 dropped_per_row).c_str() : "",
+               unread > 0 ? fmt::format("; {} more rows of the data not read (--tokens {})", unread, s.max_tokens).c_str() : "");
+  d.identity = {{"data", rows.describe()},
+                // the rows read, by content (data/token_rows.h): the windows cover whole documents 0..n-1
+                {"data_digest", rows.content_digest(num_docs)}};
+  return d;
+}
+
+// --text: the documents read, tokenized (or their cached tokens), cut into windows (tasks/loss/loss_text.h).
+LossData text_data(const LossSettings& s) {
+  if (s.seq_len < 1) throw Error("--text needs --seq-len (documents have no common row length)");
+  TextSourceSpec spec{s.text_source, s.text_field, s.text_split, ""};
+  apply_corpus_defaults(spec, !s.text_field.empty());
+  const auto read_start = std::chrono::steady_clock::now();
+  const TextDocs docs = read_text_docs(spec);
+  const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
+  const TextTokenizer tok = text_tokenizer(s.model_dir);
+  const DocTokens tokens = tokenize_docs(docs.docs, docs.digest, tok, s.out_path);
+  std::fprintf(stderr, "[loss] %zu documents from %s (read and hashed in %.1f s%s); %zu tokens, %s in %.1f s\n",
+               docs.docs.size(), docs.description.c_str(), read_s,
+               docs.duplicates > 0 ? fmt::format(", {} repeats of a document dropped", docs.duplicates).c_str() : "",
+               tokens.tokens.size(), tokens.from_cache ? ("read from " + tokens.cache_path).c_str() : "tokenized", tokens.seconds);
+  TextWindows tw = text_windows(tokens, s.seq_len, s.pack, s.separator_id, std::max<int64_t>(1, s.max_tokens / s.seq_len));
+  LossData d;
+  d.seq_len = s.seq_len;
+  d.windows = longcrawl_row_windows(tw.rows->num_rows(), s.seq_len, s.seq_len);
+  d.counts = std::move(tw.counts);
+  std::fprintf(stderr, "[loss] %lld windows of %lld tokens%s%s\n", static_cast<long long>(d.windows.size()),
+               static_cast<long long>(s.seq_len),
+               s.pack ? fmt::format(" from {} documents packed with separator {}", tw.documents, s.separator_id).c_str()
+                      : fmt::format(" (the first of each document); {} documents shorter than that skipped", tw.documents_skipped).c_str(),
+               tw.windows_unread > 0 ? fmt::format("; {} more not read (--tokens {})", tw.windows_unread, s.max_tokens).c_str() : "");
+  d.rows = std::move(tw.rows);
+  d.identity = {{"data", docs.description},
+                {"data_digest", docs.digest},  // the text as read (data/text_docs.h)
+                {"text", {{"source", docs.identity},
+                          {"tokenizer", "json.dumps(text)[1:-1] + GPT-2 BPE"},
+                          {"tokenizer_digest", tok.digest},
+                          {"pack", s.pack}}}};
+  if (s.pack) d.identity["text"]["separator_id"] = s.separator_id;
+  return d;
 }
 
 // Per-position losses of n consecutive windows (the first is window `first`), row-major.
@@ -42,7 +117,8 @@ std::vector<float> batch_losses(CausalLM& model, const LossSettings& s, std::vec
                                 int64_t seq_len, int64_t first, const at::Device& device) {
   at::Tensor labels = at::from_blob(batch_tokens.data(), {n, seq_len}, at::kLong).clone();
   if (labels.min().item<int64_t>() < 0 || labels.max().item<int64_t>() >= model.info().vocab_size)
-    throw Error(fmt::format("{}: token ids out of the model's vocabulary [0, {}) in windows {}..{}", s.data_path,
+    throw Error(fmt::format("{}: token ids out of the model's vocabulary [0, {}) in windows {}..{}",
+                            s.data_path.empty() ? s.text_source : s.data_path,
                             model.info().vocab_size, first, first + n - 1));
   at::Tensor input = at::cat({at::full({n, 1}, s.bos_id, at::kLong), labels.slice(1, 0, seq_len - 1)}, 1);
   at::Tensor loss = token_logprobs(model, input.to(device), labels.to(device)).neg().to(at::kCPU).contiguous();
@@ -84,7 +160,8 @@ double LossSums::mean(int64_t position) const {
 
 nlohmann::json LossState::to_json() const {
   return {{"documents", sums.documents}, {"sum_fixed", sums.sum_fixed}, {"rows", rows},
-          {"tokens_dropped", tokens_dropped}, {"rows_unread", rows_unread}};
+          {"tokens_dropped", tokens_dropped}, {"rows_unread", rows_unread},
+          {"documents_skipped", documents_skipped}, {"tokens_skipped", tokens_skipped}};
 }
 
 void LossState::merge(const ReducerState& other) {
@@ -97,6 +174,8 @@ void LossState::merge(const ReducerState& other) {
   rows += o.rows;
   tokens_dropped += o.tokens_dropped;
   rows_unread += o.rows_unread;
+  documents_skipped += o.documents_skipped;
+  tokens_skipped += o.tokens_skipped;
 }
 
 Reducer loss_reducer() {
@@ -115,8 +194,12 @@ Reducer loss_reducer() {
     state->rows = saved->at("rows").get<int64_t>();
     state->tokens_dropped = saved->at("tokens_dropped").get<int64_t>();
     state->rows_unread = saved->at("rows_unread").get<int64_t>();
-    if (state->sums.documents < 0 || state->rows < 0 || state->tokens_dropped < 0 || state->rows_unread < 0)
-      throw Error("documents, rows, tokens_dropped and rows_unread must be >= 0");
+    // States and parts from before --text have no skipped documents.
+    state->documents_skipped = saved->value("documents_skipped", int64_t(0));
+    state->tokens_skipped = saved->value("tokens_skipped", int64_t(0));
+    if (state->sums.documents < 0 || state->rows < 0 || state->tokens_dropped < 0 || state->rows_unread < 0 ||
+        state->documents_skipped < 0 || state->tokens_skipped < 0)
+      throw Error("documents, rows, tokens_dropped, rows_unread, documents_skipped and tokens_skipped must be >= 0");
     return std::unique_ptr<ReducerState>(std::move(state));
   };
   r.finish = [](const nlohmann::json& identity, const ReducerState& state, double elapsed_s) {
@@ -158,6 +241,10 @@ nlohmann::json loss_result(const nlohmann::json& identity, const LossState& stat
   result["rows"] = state.rows;
   result["tokens_dropped"] = state.tokens_dropped;
   result["rows_unread"] = state.rows_unread;
+  if (identity.contains("text")) {  // rows are the corpus' documents; those shorter than a window are skipped
+    result["documents_skipped"] = state.documents_skipped;
+    result["tokens_skipped"] = state.tokens_skipped;
+  }
   result["tokens"] = sums.documents * seq_len;
   result["elapsed_s"] = elapsed;
   result["tokens_per_s"] = elapsed > 0 ? static_cast<double>(sums.documents * seq_len) / elapsed : 0.0;
@@ -174,32 +261,15 @@ nlohmann::json run_loss(const LossSettings& s) {
   if (s.stop_after_windows < 0) throw Error(fmt::format("--stop-after {}: must be >= 1", s.stop_after_windows));
   if (!(s.save_every_seconds > 0) || !std::isfinite(s.save_every_seconds))
     throw Error(fmt::format("--save-every {}: must be a finite number of seconds > 0", s.save_every_seconds));
-  std::unique_ptr<TokenRows> rows = open_token_rows(s.data_path);
-  // A degenerate array (no rows, or rows of no tokens) has no window to evaluate.
-  if (rows->num_rows() < 1 || rows->row_length() < 1)
-    throw Error(fmt::format("--data {}: {} rows of {} tokens: needs at least one row of at least one token", s.data_path,
-                            rows->num_rows(), rows->row_length()));
-  const int64_t seq_len = s.seq_len > 0 ? s.seq_len : rows->row_length();
-  if (seq_len > rows->row_length())
-    throw Error(fmt::format("--seq-len {} is longer than the rows of {} ({})", seq_len, s.data_path, rows->row_length()));
+  if (s.text_source.empty() == s.data_path.empty()) throw Error("give one of --data (token rows) and --text (documents)");
+  const LossData data = s.text_source.empty() ? row_data(s) : text_data(s);
+  const int64_t seq_len = data.seq_len;
+  const std::vector<Window>& windows = data.windows;
+  const int64_t num_windows = static_cast<int64_t>(windows.size());
   std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
   if (s.bos_id < 0 || s.bos_id >= model->info().vocab_size)
     throw Error(fmt::format("--bos-id {} is outside the vocabulary of {} (size {})", s.bos_id, s.model_dir,
                             model->info().vocab_size));
-
-  // As the official loader: the first tokens/doc_len documents, every seq_len window of each
-  // (the loader's order is column-major, so cutting a longer window list would pick other documents).
-  const int64_t doc_len = rows->row_length() - rows->row_length() % seq_len;
-  const int64_t num_docs = std::min(rows->num_rows(), std::max<int64_t>(1, s.max_tokens / doc_len));
-  const std::vector<Window> windows = longcrawl_row_windows(num_docs, rows->row_length(), seq_len);
-  const int64_t num_windows = static_cast<int64_t>(windows.size());
-  const int64_t dropped_per_row = rows->row_length() - doc_len, unread = rows->num_rows() - num_docs;
-  std::fprintf(stderr, "[loss] %lld rows (documents) of %lld tokens: %lld windows of %lld tokens%s%s\n",
-               static_cast<long long>(num_docs), static_cast<long long>(rows->row_length()),
-               static_cast<long long>(num_windows), static_cast<long long>(seq_len),
-               dropped_per_row > 0 ? fmt::format("; the last {} tokens of each row are not evaluated (not a whole window)",
-                                                 dropped_per_row).c_str() : "",
-               unread > 0 ? fmt::format("; {} more rows of the data not read (--tokens {})", unread, s.max_tokens).c_str() : "");
 
   // The items: batches of --batch-size consecutive windows, the same batches whatever the shards,
   // ranks or resume, so every window's loss is computed in the batch one process puts it in.
@@ -211,7 +281,7 @@ nlohmann::json run_loss(const LossSettings& s) {
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
   rs.model = model.get();  // header.pruning
   rs.save_every_seconds = s.save_every_seconds;
-  Runner run(rs, "loss", identity(s, *model, *rows, seq_len, num_windows), items, loss_reducer());
+  Runner run(rs, "loss", identity(s, *model, data), items, loss_reducer());
 
   const at::Device device(s.run.device);
   int64_t windows_this_run = 0;
@@ -227,7 +297,7 @@ nlohmann::json run_loss(const LossSettings& s) {
     for (size_t i : claimed)
       for (int64_t k = static_cast<int64_t>(i) * s.batch_size; k < std::min(num_windows, static_cast<int64_t>(i + 1) * s.batch_size); ++k)
         todo.push_back(windows[k]);
-    Prefetcher prefetch(*rows, todo, 4);
+    Prefetcher prefetch(*data.rows, todo, 4);
     for (size_t i : claimed) {
       if (run.should_stop() || (s.stop_after_windows > 0 && windows_this_run >= s.stop_after_windows)) run.interrupt();
       const int64_t first = static_cast<int64_t>(i) * s.batch_size, n = std::min(s.batch_size, num_windows - first);
@@ -237,11 +307,12 @@ nlohmann::json run_loss(const LossSettings& s) {
       for (int64_t k = 0; k < n; ++k) {
         if (!prefetch.next(w, tokens)) throw Error("internal: prefetcher ran out of windows");
         batch_tokens.insert(batch_tokens.end(), tokens.begin(), tokens.end());
-        if (w.col0 == 0) {  // the first window of its row: the row is counted once
-          ++contribution.rows;
-          contribution.tokens_dropped += dropped_per_row;
-          if (w.row0 == 0) contribution.rows_unread = unread;
-        }
+        const WindowCounts& c = data.counts[first + k];
+        contribution.rows += c.rows;
+        contribution.tokens_dropped += c.tokens_dropped;
+        contribution.rows_unread += c.rows_unread;
+        contribution.documents_skipped += c.documents_skipped;
+        contribution.tokens_skipped += c.tokens_skipped;
       }
       // Time the model waited for data: ~0 when reading and decompression keep ahead.
       data_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();

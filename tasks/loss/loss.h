@@ -22,7 +22,12 @@ namespace foxeval {
 
 struct LossSettings {
   std::string model_dir;
-  std::string data_path;
+  std::string data_path;   // token rows (npy, zarr); or:
+  std::string text_source;  // --text: documents to tokenize (tasks/loss/loss_text.h)
+  std::string text_field;   // "" = the corpus' field (tasks/loss/text_corpora.json), else "text"
+  std::string text_split;   // a save_to_disk DatasetDict's split
+  bool pack = false;        // --pack: documents concatenated with separator_id between them
+  int64_t separator_id = 50256;
   std::string out_path;
   int64_t seq_len = 0;                // 0: the row length
   int64_t max_tokens = int64_t(1) << 31;  // the paper: the first 2^31 tokens
@@ -50,10 +55,12 @@ struct LossSums {
 
 // The loss task's reducer state: the sums, and how the data was used (each window whose column is
 // 0 counts its row, and that row's tail beyond a whole number of windows; the first window counts
-// the rows --tokens left unread), all exact int64 sums.
+// the rows --tokens left unread), all exact int64 sums. On text (--text), rows are documents, and
+// the first window also counts the documents shorter than a window, skipped, and their tokens.
 struct LossState : ReducerState {
   LossSums sums;
   int64_t rows = 0, tokens_dropped = 0, rows_unread = 0;
+  int64_t documents_skipped = 0, tokens_skipped = 0;
   nlohmann::json to_json() const override;
   void merge(const ReducerState& other) override;
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <string>
 
@@ -19,8 +20,23 @@ using results::Table;
 const json& defs() { return results::task_data("loss/loss_table.json"); }
 
 // val/loss_avg_len_L for every L of the result, as columns in increasing L.
+// Results on a text corpus (`loss --text`) get a table per corpus, named by its dataset id (or the
+// files' description); LongCrawl64's token rows keep the "loss" table.
+std::string corpus_of(const results::ResultFile& r) {
+  const json* id = r.json.contains("identity") ? &r.json["identity"] : nullptr;
+  if (!id || !id->contains("text")) return "";
+  const json& source = (*id)["text"].value("source", json::object());
+  return source.contains("dataset") ? source["dataset"].get<std::string>() + ":" + source.value("split", "")
+                                    : id->value("data", "text");
+}
+
 void add(results::TableFiller& f, const results::ResultFile& r) {
-  Table& t = f.table("loss", "Held-out loss: mean over the first L tokens (lower is better)");
+  const std::string corpus = corpus_of(r);
+  std::string id = "loss-" + corpus;  // an HTML id in the report: letters, digits and '-'
+  for (char& c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
+  Table& t = corpus.empty() ? f.table("loss", "Held-out loss: mean over the first L tokens (lower is better)")
+                            : f.table(id, "Loss on " + corpus + ": mean over the first L tokens (lower is better)");
   const std::string prefix = "val/loss_avg_len_";
   const size_t row = f.row(t, r.label);
   for (auto it = r.json.begin(); it != r.json.end(); ++it) {

@@ -1,0 +1,222 @@
+#include "tasks/babilong/babilong_run.h"
+
+#include <c10/core/Device.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "data/errors.h"
+#include "data/tokenizer.h"
+#include "models/registry.h"
+#include "tasks/runner.h"
+
+namespace foxeval::babilong {
+namespace {
+
+const TaskDef& task_def(const std::string& name) {
+  const Definitions& defs = definitions();
+  auto it = defs.tasks.find(name);
+  if (it == defs.tasks.end())
+    throw Error(fmt::format("--tasks: unknown task '{}' (BABILong has qa1..qa20; {})", name, defs.path));
+  return it->second;
+}
+
+std::string fetch_command(const std::string& length, const std::string& task) {
+  return fmt::format("python -c \"import datasets; datasets.load_dataset('{}', '{}', split='{}')\"", definitions().dataset_path,
+                     length, task);
+}
+
+std::string places(const std::vector<std::string>& looked) {
+  std::string out;
+  for (const std::string& l : looked) out += "\n  " + l;
+  return out;
+}
+
+nlohmann::json gen_kwargs() {
+  // As the YAML's generation_kwargs (lm-eval's Instance.arguments[1]).
+  return {{"do_sample", false}, {"temperature", 0.0}, {"max_gen_toks", definitions().max_gen_toks}, {"until", nlohmann::json::array()}};
+}
+
+nlohmann::json identity(const RunSettings& s, const std::vector<SplitData>& splits, const CausalLM& model,
+                        const Gpt2Tokenizer& tok) {
+  nlohmann::json data = nlohmann::json::object();
+  for (const SplitData& sp : splits) data[sp.length + "/" + sp.task] = sp.identity.at("digest");
+  nlohmann::json id = {{"tokenizer", digest_paths({tok.vocab_path()})},
+                       {"definitions", digest_paths({definitions().path})},
+                       {"data", data},
+                       {"limit", s.limit},
+                       {"max_length", s.max_length},
+                       {"max_gen_toks", definitions().max_gen_toks},
+                       {"dtype", s.run.dtype},
+                       {"device_type", c10::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
+  id.update(model_identity(s.model_dir, model.info()));
+  return id;
+}
+
+}  // namespace
+
+std::vector<SplitData> select_splits(const std::string& data, const std::vector<std::string>& tasks_given,
+                                     const std::vector<std::string>& lengths_given, int64_t limit) {
+  const Definitions& defs = definitions();
+  const std::vector<std::string> tasks = tasks_given.empty() ? defs.default_tasks : tasks_given;
+  for (const std::string& t : tasks) task_def(t);
+  for (const std::string& l : lengths_given)
+    if (std::find(defs.lengths.begin(), defs.lengths.end(), l) == defs.lengths.end())
+      throw Error(fmt::format("--lengths: unknown length '{}' (the dataset's configs: {})", l, fmt::join(defs.lengths, ", ")));
+  const std::vector<std::string>& lengths = lengths_given.empty() ? defs.lengths : lengths_given;
+  std::vector<SplitData> out;
+  std::vector<std::string> looked;
+  for (const std::string& length : lengths) {
+    std::vector<SplitData> here;
+    std::vector<std::string> missing, looked_here;
+    for (const std::string& t : tasks) {
+      const TaskDef& def = task_def(t);
+      if (std::find(def.lengths.begin(), def.lengths.end(), length) == def.lengths.end()) continue;  // not in the dataset
+      if (auto sp = find_split(data, length, t, &looked_here)) here.push_back(std::move(*sp));
+      else missing.push_back(t);
+    }
+    looked.insert(looked.end(), looked_here.begin(), looked_here.end());
+    if (here.empty()) {
+      if (!lengths_given.empty())
+        throw Error(fmt::format("babilong: length {} (--lengths) is not in --data {}. Looked in:{}\nFetch it on a machine "
+                                "with network:\n  {}", length, data, places(looked_here), fetch_command(length, tasks[0])));
+      continue;
+    }
+    if (!missing.empty())
+      throw Error(fmt::format("babilong: length {} holds {} but not {} (an incomplete copy?). Looked in:{}\nFetch it:\n  {}",
+                              length, here[0].task, fmt::join(missing, ", "), places(looked_here),
+                              fetch_command(length, missing[0])));
+    for (SplitData& sp : here) {
+      if (limit > 0 && static_cast<int64_t>(sp.docs.size()) > limit) sp.docs.resize(limit);
+      out.push_back(std::move(sp));
+    }
+  }
+  if (out.empty())
+    throw Error(fmt::format("babilong: none of {} is in --data {} at any length (foxeval never downloads). Looked in:{}\n"
+                            "Fetch a length on a machine with network (into the same cache, or copy the cache here):\n  {}",
+                            fmt::join(tasks, ", "), data, places(looked), fetch_command("0k", tasks[0])));
+  return out;
+}
+
+nlohmann::json request_json(const SplitData& split, size_t doc_id) {
+  return {{"length", split.length}, {"task", split.task}, {"doc_id", doc_id},
+          {"context", context(task_def(split.task), split.docs[doc_id])}, {"gen_kwargs", gen_kwargs()}};
+}
+
+nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nlohmann::json>& records) {
+  // Sums per (task, length) and per length, in the dataset's orders.
+  std::map<std::string, std::map<std::string, std::pair<double, int64_t>>> by;  // task -> length -> (sum, n)
+  std::map<std::string, std::pair<double, int64_t>> by_length;
+  std::vector<std::string> lengths, tasks;
+  for (const nlohmann::json& r : records) {
+    const std::string t = r.at("task").get<std::string>(), l = r.at("length").get<std::string>();
+    const double acc = r.at("acc").get<double>();
+    by[t][l].first += acc;
+    by[t][l].second += 1;
+    by_length[l].first += acc;
+    by_length[l].second += 1;
+    if (std::find(lengths.begin(), lengths.end(), l) == lengths.end()) lengths.push_back(l);
+    if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) tasks.push_back(t);
+  }
+  const Definitions& defs = definitions();
+  auto order = [](const std::vector<std::string>& canon, std::vector<std::string>& v) {
+    std::sort(v.begin(), v.end(), [&](const std::string& a, const std::string& b) {
+      return std::find(canon.begin(), canon.end(), a) < std::find(canon.begin(), canon.end(), b);
+    });
+  };
+  order(defs.lengths, lengths);
+  order(defs.task_order, tasks);
+  nlohmann::ordered_json scores = nlohmann::ordered_json::object(), counts = nlohmann::ordered_json::object(),
+                         mean = nlohmann::ordered_json::object();
+  for (const std::string& t : tasks)
+    for (const std::string& l : lengths)
+      if (by[t].count(l)) {
+        scores[t][l] = by[t][l].first / static_cast<double>(by[t][l].second);
+        counts[t][l] = by[t][l].second;
+      }
+  for (const std::string& l : lengths) mean[l] = by_length[l].first / static_cast<double>(by_length[l].second);
+  nlohmann::json result = {{"kind", "foxeval-babilong"},
+                           {"identity", identity},
+                           {"tasks", tasks},
+                           {"lengths", lengths},
+                           {"acc", nlohmann::json::parse(scores.dump())},
+                           {"n", nlohmann::json::parse(counts.dump())},
+                           {"mean_by_length", nlohmann::json::parse(mean.dump())},
+                           {"samples", records}};
+  return result;
+}
+
+namespace {
+const ResultBuilderRegistrar register_babilong("babilong", build_result);
+}
+
+nlohmann::json run_babilong(const RunSettings& s) {
+  if (s.limit < 0) throw Error(fmt::format("--limit {}: must be >= 1", s.limit));
+  if (s.max_length != 0 && s.max_length <= definitions().max_gen_toks)
+    throw Error(fmt::format("--max-length {}: must be more than max_gen_toks ({})", s.max_length, definitions().max_gen_toks));
+  // Data and prompts first: a missing split fails before the model is loaded.
+  const std::vector<SplitData> splits = select_splits(s.data, s.tasks, s.lengths, s.limit);
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
+  struct Prompt {
+    size_t split, doc;
+    std::vector<int64_t> ids;
+    bool truncated = false;
+  };
+  std::vector<Prompt> prompts;
+  std::vector<WorkItem> items;
+  const int64_t max_new = definitions().max_gen_toks;
+  for (size_t i = 0; i < splits.size(); ++i)
+    for (size_t d = 0; d < splits[i].docs.size(); ++d) {
+      Prompt p{i, d, tok.encode(context(task_def(splits[i].task), splits[i].docs[d])), false};
+      // HFLM's tok_batch_encode(left_truncate_len = max_length - max_gen_toks): the end is kept, BOS included only if it fits.
+      if (s.max_length > 0 && static_cast<int64_t>(p.ids.size()) > s.max_length - max_new) {
+        p.ids.erase(p.ids.begin(), p.ids.end() - (s.max_length - max_new));
+        p.truncated = true;
+      }
+      items.push_back({fmt::format("{}/{}/{}", splits[i].length, splits[i].task, d), static_cast<double>(p.ids.size() + max_new)});
+      prompts.push_back(std::move(p));
+    }
+  std::fprintf(stderr, "[babilong] %zu documents: %zu task x length splits\n", prompts.size(), splits.size());
+  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+
+  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
+  rs.model = model.get();
+  Runner runner(rs, "babilong", identity(s, splits, *model, tok), items);
+  // Batches of 4 x --batch-size documents to the scheduler, longest first (as longbench: the
+  // scheduler's slots stay busy; an answer depends on its prompt and its bucket's slot count only).
+  const size_t per_batch = 4 * static_cast<size_t>(std::max<int64_t>(1, s.generation.max_batch));
+  if (s.stop_after == 0) runner.interrupt();
+  int64_t finished = 0;
+  for (;;) {
+    if (runner.should_stop()) runner.interrupt();
+    const std::vector<size_t> batch = runner.claim_batch(per_batch);
+    if (batch.empty()) break;
+    std::vector<GenerationRequest> requests;
+    for (size_t i : batch) requests.push_back({prompts[i].ids, max_new, {tok.eos_id()}});
+    generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& answer) {
+      const Prompt& p = prompts[batch[k]];
+      const SplitData& sp = splits[p.split];
+      const Doc& doc = sp.docs[p.doc];
+      const std::string pred = tok.decode(answer.ids, /*json_unescape=*/true, /*skip_special=*/true);
+      nlohmann::json record = {{"length", sp.length},
+                               {"task", sp.task},
+                               {"doc_id", p.doc},
+                               {"target", doc.target},
+                               {"prediction", pred},
+                               {"acc", score(doc.target, pred, items[batch[k]].id + " prediction")},
+                               {"prompt_tokens", p.ids.size()},
+                               {"new_tokens", answer.ids.size()},
+                               {"truncated", p.truncated}};
+      runner.finish(items[batch[k]].id, std::move(record), static_cast<double>(p.ids.size() + answer.ids.size()));
+      ++finished;
+      if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
+    });
+  }
+  return runner.complete(build_result);
+}
+
+}  // namespace foxeval::babilong
