@@ -30,6 +30,7 @@ import argparse
 import datetime
 import gc
 import importlib
+import importlib.machinery
 import json
 import os
 import statistics
@@ -102,6 +103,11 @@ def install_flash_attn_stand_in():
     pad = types.ModuleType("flash_attn.bert_padding")
     pad.index_first_axis = pad.pad_input = pad.unpad_input = refuse
     mod.bert_padding = pad
+    # transformers 5 asks importlib.util.find_spec("flash_attn") while it imports (activations ->
+    # hub_kernels): a module without __spec__ raises there. With a spec and no installed metadata,
+    # transformers counts flash_attn as absent, and the official code still imports the stand-in.
+    mod.__spec__ = importlib.machinery.ModuleSpec("flash_attn", None)
+    pad.__spec__ = importlib.machinery.ModuleSpec("flash_attn.bert_padding", None)
     sys.modules["flash_attn"], sys.modules["flash_attn.bert_padding"] = mod, pad
 
 
