@@ -337,3 +337,29 @@ TEST_CASE("samba config: unsupported settings are named") {
   expect([](nlohmann::json& c) { c["intermediate_size"] = 100; }, "\"intermediate_size\" = 100 differs");
   expect([](nlohmann::json& c) { c["state_size"] = 16; }, "x_proj.weight has shape [20, 128], expected [36, 128]");
 }
+
+TEST_CASE("samba unseen configs: windows 5 and 48, GQA and MQA, state sizes, conv kernels, depths, biases, attn null") {
+  // Goldens: tests/tools/samba_reference.py make (a float64 reading of the official math, itself
+  // within 1.3e-6 of the official logits_fp32: `samba_reference.py check`).
+  for (const char* name : {"gqa_window5_bias", "mqa_window48_deep_tied", "all_mamba"}) {
+    INFO(std::string(name));
+    const std::string dir = test::source_path(std::string("tests/fixtures/samba_unseen/") + name);
+    auto model = load_samba("float32", dir);
+    SafetensorsFile ref(dir + "/reference.safetensors");
+    at::Tensor ids = ref.read("input_ids"), want = ref.read("logits_fp64");
+    at::Tensor ours = logits_of(*model, model->forward(ids, nullptr));
+    at::Tensor dl = (test::next_token_loss(ours, ids) - test::next_token_loss(want, ids)).abs();
+    MESSAGE(fmt::format("{}: logit rel err {:.2e}; loss diff mean {:.2e} max {:.2e}", name, test::rel_err(ours, want),
+                        dl.mean().item<double>(), dl.max().item<double>()));
+    CHECK(dl.mean().item<double>() < 2e-5);
+    CHECK(dl.max().item<double>() < 2e-4);
+    // Cached greedy decoding (slots, past the window) equals recomputation without a cache.
+    GenerateOptions g;
+    g.max_new_tokens = 60;
+    g.use_cache = false;
+    const std::vector<int64_t> prompt = to_vec(ids[0].narrow(0, 0, 30));
+    std::vector<int64_t> got;
+    generate_until(*model, {{prompt, 60, {}}}, GenerateUntilOptions{}, [&](size_t, const GenerationAnswer& a) { got = a.ids; });
+    CHECK(got == generate(*model, {prompt}, g, nullptr)[0].ids);
+  }
+}
