@@ -354,7 +354,7 @@ class SambaModel : public CausalLM {
                       .reciprocal()
                       .to(loader_.device);
     info_ = basic_model_info(ckpt, kFamily, Dm, cfg_.num_layers, cfg_.vocab_size);
-    info_.settings = {{"layers", cfg_.has_attention ? "even Mamba-1, odd sliding-window attention" : "all Mamba-1"},
+    info_.settings = {{"layer_pattern", cfg_.has_attention ? "even Mamba-1, odd sliding-window attention" : "all Mamba-1"},
                       {"intermediate_size", std::to_string(E)},
                       {"state_size", std::to_string(N)},
                       {"conv_kernel", std::to_string(K)},
