@@ -282,7 +282,8 @@ class SambaModel : public CausalLM {
     if (run.slots) {
       // Decoding slots: the new key into its row's slot len % W, then plain attention over the
       // slots held (all inside the window: the ring keeps exactly the last W tokens).
-      at::Tensor slot = at::remainder(run.slots->len, W).repeat_interleave(Hkv);
+      // (expand, not repeat_interleave: that reads its output size on the host, which a CUDA graph forbids)
+      at::Tensor slot = at::remainder(run.slots->len, W).unsqueeze(1).expand({B, Hkv}).reshape({-1});
       at::Tensor rows = run.slots->ring_rows + slot;
       ls->keys.view({-1, D}).index_copy_(0, rows, kh.reshape({B * Hkv, D}));
       ls->values.view({-1, D}).index_copy_(0, rows, vh.reshape({B * Hkv, D}));
