@@ -52,6 +52,18 @@ std::vector<int64_t> to_vec(const at::Tensor& t) {
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }
 
+// Each log_decay call's layer and mean (fp64), and the channel count of [B, T, H, channels].
+struct DecayCollector : ForwardCapture {
+  std::vector<int64_t> layers;
+  std::vector<double> means;
+  int64_t channels = 0;
+  void log_decay(int64_t layer, const at::Tensor& x) override {
+    layers.push_back(layer);
+    means.push_back(x.to(at::kDouble).mean().item<double>());
+    channels = x.size(-1);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("samba: fp32 per-token loss equals the official logits_fp32 (windows shorter than the input)") {
@@ -353,6 +365,20 @@ TEST_CASE("samba unseen configs: windows 5 and 48, GQA and MQA, state sizes, con
                         dl.mean().item<double>(), dl.max().item<double>()));
     CHECK(dl.mean().item<double>() < 2e-5);
     CHECK(dl.max().item<double>() < 2e-4);
+    // What `inspect gates` reads: each Mamba layer's log decay dt * A, in Mamba-layer order.
+    DecayCollector decays;
+    model->set_capture(&decays);
+    (void)model->forward(ids, nullptr);
+    model->set_capture(nullptr);
+    at::Tensor want_means = ref.read("mean_log_decay");
+    const DecayInfo info = model->decay_info();
+    REQUIRE(static_cast<int64_t>(decays.means.size()) == want_means.size(0));
+    CHECK(info.layers == want_means.size(0));
+    for (size_t l = 0; l < decays.means.size(); ++l) {
+      CHECK(decays.layers[l] == static_cast<int64_t>(l));
+      CHECK(std::abs(decays.means[l] / want_means[l].item<double>() - 1) < 1e-5);
+    }
+    CHECK(decays.channels == info.channels);
     // Cached greedy decoding (slots, past the window) equals recomputation without a cache.
     GenerateOptions g;
     g.max_new_tokens = 60;

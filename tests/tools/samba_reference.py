@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
 D = torch.float64
+LOG_DECAYS = []  # each Mamba layer's log decay dt * A [B, T, E, N] of the last logits() call
 
 
 def rms_norm(x, w, eps):
@@ -54,6 +55,7 @@ def mamba(cfg, W, p, h):
     r, Bm, Cm = s.split([R, N, N], -1)
     dt = F.softplus(F.linear(r, W[p + "dt_proj.weight"], W[p + "dt_proj.bias"]))  # [B, T, E]
     A = -torch.exp(W[p + "A_log"])  # [E, N]
+    LOG_DECAYS.append(dt[..., None] * A)  # log of the decay exp(dt * A), for `inspect gates`
     state = torch.zeros(B, E, N, dtype=D)
     ys = []
     for t in range(T):
@@ -91,6 +93,7 @@ def attention(cfg, W, p, h):
 
 
 def logits(cfg, W, ids):
+    LOG_DECAYS.clear()
     W = {k: v.to(D) for k, v in W.items()}
     eps, d = cfg.get("norm_eps", 1e-5), cfg["hidden_size"]
     x = W["backbone.embeddings.weight"][ids]
@@ -194,7 +197,11 @@ def make(out):
         with open(os.path.join(folder, "config.json"), "w") as f:
             json.dump(cfg, f, indent=2)
         save_file({k: v.contiguous() for k, v in W.items()}, os.path.join(folder, "model.safetensors"))
-        save_file({"input_ids": ids, "logits_fp64": logits(cfg, W, ids)}, os.path.join(folder, "reference.safetensors"))
+        lg = logits(cfg, W, ids)
+        # per Mamba layer: the mean log decay over rows, tokens, channels and states
+        mean_log_decay = torch.stack([d.mean() for d in LOG_DECAYS])
+        save_file({"input_ids": ids, "logits_fp64": lg, "mean_log_decay": mean_log_decay},
+                  os.path.join(folder, "reference.safetensors"))
         print(f"{folder}: {sum(v.numel() for v in W.values())} parameters")
 
 
