@@ -80,6 +80,22 @@ TEST_CASE("samba: fp32 per-token loss equals the official logits_fp32 (windows s
   CHECK(rel < 1e-4);
 }
 
+TEST_CASE("samba: bfloat16 (the official evaluation's autocast numerics) is within bf16 noise of logits_fp32") {
+  auto model = load_samba("bfloat16");
+  at::Tensor ids = read_ref("input_ids"), ref = read_ref("logits_fp32");
+  at::Tensor ours = logits_of(*model, model->forward(ids, nullptr));
+  at::Tensor dl = (test::next_token_loss(ours, ids) - test::next_token_loss(ref, ids)).abs();
+  MESSAGE(fmt::format("samba bf16 (CPU) vs official fp32: loss diff mean {:.2e} max {:.2e}", dl.mean().item<double>(),
+                      dl.max().item<double>()));
+  // The fixture has no official bf16 logits. Autocast's rounding points (every linear's input and
+  // output in bf16) applied to the float64 reference (tests/tools/samba_reference.py) move this
+  // fixture's per-token loss by 7.0e-3 mean, 3.2e-2 max (ours: 7.5e-3 / 3.5e-2): the bounds are that
+  // class with ~1.4x room, not the family-independent 5e-3 / 3e-2 of the other fixtures.
+  CHECK(dl.mean().item<double>() < 1e-2);
+  CHECK(dl.max().item<double>() < 5e-2);
+  CHECK(dl.mean().item<double>() > 1e-5);  // bf16 did run (not the fp32 path)
+}
+
 TEST_CASE("samba: greedy decoding with the cache equals the official greedy_fp32") {
   auto model = load_samba();
   at::Tensor ref = read_ref("greedy_fp32").view({-1});  // 40 prompt tokens, then 24 greedy
@@ -325,8 +341,8 @@ TEST_CASE("samba CUDA: fp32 loss equals the official logits_fp32, and cached gre
   at::Tensor db = (test::next_token_loss(lb, ids) - test::next_token_loss(ref, ids)).abs();
   MESSAGE(fmt::format("samba CUDA bf16 vs fp32 reference: loss diff mean {:.2e} max {:.2e}", db.mean().item<double>(),
                       db.max().item<double>()));
-  CHECK(db.mean().item<double>() < 5e-3);  // the official code's own bf16-vs-fp32: 1e-3..4e-3 mean, 0.016 max
-  CHECK(db.max().item<double>() < 3e-2);
+  CHECK(db.mean().item<double>() < 1e-2);  // as the CPU bf16 case: emulated autocast gives 7.0e-3 / 3.2e-2 here
+  CHECK(db.max().item<double>() < 5e-2);
 }
 
 TEST_CASE("samba config: unsupported settings are named") {
