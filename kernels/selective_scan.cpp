@@ -23,13 +23,15 @@ void check_shapes(const SelectiveScanArgs& a, const at::Tensor& state) {
                   a.Bm.size(1) == a.x.size(1) && a.Bm.size(2) == a.A.size(1) && a.Cm.sizes() == a.Bm.sizes() &&
                   a.D.dim() == 1 && a.D.size(0) == a.x.size(2);
   if (!ok)
-    throw Error(fmt::format("selective_scan: shapes x {}, dt {}, A {}, B {}, C {}, D {}, z {} do not fit "
-                            "x [B, T, E], A [E, N], B/C [B, T, N], D [E]",
-                            a.x.sizes().vec(), a.dt.sizes().vec(), a.A.sizes().vec(), a.Bm.sizes().vec(), a.Cm.sizes().vec(), a.D.sizes().vec(), a.z.sizes().vec()));
+    throw Error(
+        fmt::format("selective_scan: shapes x {}, dt {}, A {}, B {}, C {}, D {}, z {} do not fit "
+                    "x [B, T, E], A [E, N], B/C [B, T, N], D [E]",
+                    a.x.sizes().vec(), a.dt.sizes().vec(), a.A.sizes().vec(), a.Bm.sizes().vec(), a.Cm.sizes().vec(),
+                    a.D.sizes().vec(), a.z.sizes().vec()));
   if (state.defined() && (state.dim() != 3 || state.size(0) != a.x.size(0) || state.size(1) != a.x.size(2) ||
                           state.size(2) != a.A.size(1)))
-    throw Error(fmt::format("selective_scan: state {} is not [B, E, N] = [{}, {}, {}]", state.sizes().vec(), a.x.size(0),
-                            a.x.size(2), a.A.size(1)));
+    throw Error(fmt::format("selective_scan: state {} is not [B, E, N] = [{}, {}, {}]", state.sizes().vec(),
+                            a.x.size(0), a.x.size(2), a.A.size(1)));
 }
 
 }  // namespace
@@ -49,8 +51,8 @@ at::Tensor selective_scan_reference(const SelectiveScanArgs& a, at::Tensor& stat
   at::Tensor y = at::empty({B, T, E}, x.options());
   for (int64_t t0 = 0; t0 < T; t0 += kBlock) {
     const int64_t L = std::min(kBlock, T - t0);
-    const at::Tensor dtc = dt.narrow(1, t0, L).unsqueeze(-1);                       // [B, L, E, 1]
-    const at::Tensor dA = at::exp(A * dtc);                                         // [B, L, E, N]
+    const at::Tensor dtc = dt.narrow(1, t0, L).unsqueeze(-1);  // [B, L, E, 1]
+    const at::Tensor dA = at::exp(A * dtc);                    // [B, L, E, N]
     const at::Tensor dBx = (dtc * Bm.narrow(1, t0, L).unsqueeze(2)) * x.narrow(1, t0, L).unsqueeze(-1);
     at::Tensor hs = at::empty({B, L, E, N}, x.options());
     for (int64_t i = 0; i < L; ++i) {

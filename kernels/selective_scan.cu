@@ -27,14 +27,14 @@ constexpr int kThreads = 128;
 constexpr int kUnroll = 4;
 
 struct ScanParams {
-  const void *x, *z, *Bm, *Cm;   // x, z [B, T, E]; Bm, Cm [B, T, N] (last dim contiguous)
+  const void *x, *z, *Bm, *Cm;  // x, z [B, T, E]; Bm, Cm [B, T, N] (last dim contiguous)
   int64_t x_sb, x_st, z_sb, z_st, b_sb, b_st, c_sb, c_st;
-  const float* dt;               // [B, T, E] contiguous
-  const float* A;                // [E, N]
-  const float* D;                // [E]
-  const float* h0;               // [B, E, N] or null (zeros)
-  float* h1;                     // [B, E, N] (may equal h0)
-  void* out;                     // [B, T, E] contiguous
+  const float* dt;  // [B, T, E] contiguous
+  const float* A;   // [E, N]
+  const float* D;   // [E]
+  const float* h0;  // [B, E, N] or null (zeros)
+  float* h1;        // [B, E, N] (may equal h0)
+  void* out;        // [B, T, E] contiguous
   int T, E, N;
 };
 

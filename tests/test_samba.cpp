@@ -8,12 +8,12 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "data/errors.h"
@@ -37,7 +37,9 @@ std::unique_ptr<CausalLM> load_samba(const std::string& dtype = "float32", const
   return load_model(dir, RunOptions{"cpu", dtype});
 }
 
-at::Tensor read_ref(const std::string& name) { return SafetensorsFile(fixture() + "/reference.safetensors").read(name); }
+at::Tensor read_ref(const std::string& name) {
+  return SafetensorsFile(fixture() + "/reference.safetensors").read(name);
+}
 
 at::Tensor logits_of(CausalLM& model, const at::Tensor& hidden) {
   return at::linear(hidden.to(model.lm_head().scalar_type()), model.lm_head()).to(at::kFloat);
@@ -170,8 +172,8 @@ TEST_CASE("samba: a slot step equals the decoding state's step past the window, 
     (void)model->forward(at::tensor(p, at::kLong).view({1, -1}), st.get());
     return st;
   };
-  std::vector<std::vector<int64_t>> seqs{std::vector<int64_t>(r1.begin(), r1.begin() + 13), {},
-                                         std::vector<int64_t>(r0.begin(), r0.begin() + 50)};
+  std::vector<std::vector<int64_t>> seqs{
+      std::vector<int64_t>(r1.begin(), r1.begin() + 13), {}, std::vector<int64_t>(r0.begin(), r0.begin() + 50)};
   std::vector<std::unique_ptr<DecodeState>> states(3);
   for (int s : {0, 2}) {
     states[s] = prefilled(seqs[s]);
@@ -187,7 +189,8 @@ TEST_CASE("samba: a slot step equals the decoding state's step past the window, 
     std::vector<int64_t> feed{r0[60 + step], 7, r1[90 + step]};
     at::Tensor got = model->decode_slots(at::tensor(feed, at::kLong), *slots);
     for (int s : {0, 2}) {
-      at::Tensor want = model->forward(at::tensor(std::vector<int64_t>{feed[s]}, at::kLong).view({1, 1}), states[s].get());
+      at::Tensor want =
+          model->forward(at::tensor(std::vector<int64_t>{feed[s]}, at::kLong).view({1, 1}), states[s].get());
       worst = std::max(worst, max_rel(got[s], want.view({-1})));
     }
   }
@@ -225,7 +228,8 @@ TEST_CASE("samba window attention: equals a dense masked softmax (GQA, padding, 
   at::manual_seed(5);
   const int64_t B = 2, H = 4, Hkv = 2, Tq = 300, Tk = 340, D = 16;
   auto f64 = at::TensorOptions().dtype(at::kDouble);
-  at::Tensor q = at::randn({B, H, Tq, D}, f64), k = at::randn({B, Hkv, Tk, D}, f64), v = at::randn({B, Hkv, Tk, D}, f64);
+  at::Tensor q = at::randn({B, H, Tq, D}, f64), k = at::randn({B, Hkv, Tk, D}, f64),
+             v = at::randn({B, Hkv, Tk, D}, f64);
   at::Tensor start = at::tensor(std::vector<int64_t>{45, 0});
   for (int64_t W : {1, 7, 64, 1000}) {
     AttentionArgs a;
@@ -236,7 +240,8 @@ TEST_CASE("samba window attention: equals a dense masked softmax (GQA, padding, 
     at::Tensor got = samba::window_attention(a, W).to(at::kDouble);
     at::Tensor kk = k.repeat_interleave(H / Hkv, 1), vv = v.repeat_interleave(H / Hkv, 1);
     at::Tensor s = at::matmul(q, kk.transpose(-1, -2)) / std::sqrt(double(D));
-    at::Tensor qp = at::arange(Tk - Tq, Tk, at::kLong).view({1, 1, Tq, 1}), kp = at::arange(Tk, at::kLong).view({1, 1, 1, Tk});
+    at::Tensor qp = at::arange(Tk - Tq, Tk, at::kLong).view({1, 1, Tq, 1}),
+               kp = at::arange(Tk, at::kLong).view({1, 1, 1, Tk});
     at::Tensor bad = (kp > qp).logical_or(kp <= qp - W).logical_or(kp < start.view({B, 1, 1, 1}));
     at::Tensor want = at::matmul(at::softmax(s.masked_fill(bad, -INFINITY), -1).nan_to_num(0.0), vv);
     const double err = (got - want).abs().max().item<double>();
@@ -268,13 +273,17 @@ TEST_CASE("selective scan: the reference equals a plain float64 loop, and carrie
   const double serr = (state.to(at::kDouble) - h).abs().max().item<double>() / h.abs().max().item<double>();
   // Split in two with the state carried: the same numbers.
   at::Tensor s2;
-  at::Tensor a = selective_scan_reference({x.narrow(1, 0, 70), dt.narrow(1, 0, 70), A, Bm.narrow(1, 0, 70),
-                                           Cm.narrow(1, 0, 70), D, z.narrow(1, 0, 70)}, s2, at::kFloat);
+  at::Tensor a = selective_scan_reference(
+      {x.narrow(1, 0, 70), dt.narrow(1, 0, 70), A, Bm.narrow(1, 0, 70), Cm.narrow(1, 0, 70), D, z.narrow(1, 0, 70)}, s2,
+      at::kFloat);
   at::Tensor b = selective_scan_reference({x.narrow(1, 70, 80), dt.narrow(1, 70, 80), A, Bm.narrow(1, 70, 80),
-                                           Cm.narrow(1, 70, 80), D, z.narrow(1, 70, 80)}, s2, at::kFloat);
+                                           Cm.narrow(1, 70, 80), D, z.narrow(1, 70, 80)},
+                                          s2, at::kFloat);
   const double split = test::rel_err(at::cat({a, b}, 1), got), split_state = test::rel_err(s2, state);
-  MESSAGE(fmt::format("selective scan reference vs fp64 loop: output {:.2e}, state {:.2e}; split at 70 vs whole: {:.2e}, "
-                      "state {:.2e}", err, serr, split, split_state));
+  MESSAGE(
+      fmt::format("selective scan reference vs fp64 loop: output {:.2e}, state {:.2e}; split at 70 vs whole: {:.2e}, "
+                  "state {:.2e}",
+                  err, serr, split, split_state));
   CHECK(err < 1e-5);
   CHECK(serr < 1e-5);
   // The recurrence runs the same steps; only the blocks of the h . C products differ (BLAS batch shapes).
@@ -311,8 +320,9 @@ TEST_CASE("selective scan CUDA: equals the reference (prefill, strided inputs, b
       CHECK(serr < 1e-5);
       // Decode steps (T = 1) continue the same state.
       for (int64_t t = 0; t < 3; ++t) {
-        SelectiveScanArgs step{x.narrow(1, t, 1), dt.narrow(1, t, 1).contiguous(), A, Bm.narrow(1, t, 1),
-                               Cm.narrow(1, t, 1), D, z.narrow(1, t, 1)};
+        SelectiveScanArgs step{
+            x.narrow(1, t, 1), dt.narrow(1, t, 1).contiguous(), A, Bm.narrow(1, t, 1), Cm.narrow(1, t, 1), D,
+            z.narrow(1, t, 1)};
         at::Tensor w1 = selective_scan_reference(step, s_ref, dtype), g1 = selective_scan_cuda(step, s_gpu, dtype);
         CHECK(test::rel_err(g1, w1) < (dtype == at::kFloat ? 1e-5 : 5e-3));
         CHECK(test::rel_err(s_gpu, s_ref) < 1e-5);
@@ -327,13 +337,15 @@ TEST_CASE("samba CUDA: fp32 loss equals the official logits_fp32, and cached gre
   at::Tensor ids = read_ref("input_ids"), ref = read_ref("logits_fp32");
   at::Tensor ours = logits_of(*model, model->forward(ids.cuda(), nullptr)).cpu();
   at::Tensor dl = (test::next_token_loss(ours, ids) - test::next_token_loss(ref, ids)).abs();
-  MESSAGE(fmt::format("samba CUDA fp32: loss diff mean {:.2e} max {:.2e}", dl.mean().item<double>(), dl.max().item<double>()));
+  MESSAGE(fmt::format("samba CUDA fp32: loss diff mean {:.2e} max {:.2e}", dl.mean().item<double>(),
+                      dl.max().item<double>()));
   CHECK(dl.mean().item<double>() < 2e-5);
   CHECK(dl.max().item<double>() < 2e-4);
   at::Tensor g = read_ref("greedy_fp32").view({-1});
   GenerateUntilOptions u;
   std::vector<int64_t> got;
-  generate_until(*model, {{to_vec(g.narrow(0, 0, 40)), 24, {}}}, u, [&](size_t, const GenerationAnswer& a) { got = a.ids; });
+  generate_until(*model, {{to_vec(g.narrow(0, 0, 40)), 24, {}}}, u,
+                 [&](size_t, const GenerationAnswer& a) { got = a.ids; });
   CHECK(got == to_vec(g.narrow(0, 40, 24)));
   // bf16 (the official evaluation's autocast): within bf16 noise of the fp32 reference.
   auto bf = load_model(fixture(), RunOptions{"cuda", "bfloat16"});
@@ -401,7 +413,8 @@ TEST_CASE("samba unseen configs: windows 5 and 48, GQA and MQA, state sizes, con
     g.use_cache = false;
     const std::vector<int64_t> prompt = to_vec(ids[0].narrow(0, 0, 30));
     std::vector<int64_t> got;
-    generate_until(*model, {{prompt, 60, {}}}, GenerateUntilOptions{}, [&](size_t, const GenerationAnswer& a) { got = a.ids; });
+    generate_until(*model, {{prompt, 60, {}}}, GenerateUntilOptions{},
+                   [&](size_t, const GenerationAnswer& a) { got = a.ids; });
     CHECK(got == generate(*model, {prompt}, g, nullptr)[0].ids);
   }
 }

@@ -32,7 +32,8 @@ SambaConfig SambaConfig::parse(const Config& c) {
   // SambaConfig: intermediate_size = int(expand * hidden_size) (written to config.json too).
   const double expand = c.get_double("expand", 2.0);
   m.intermediate_size = static_cast<int64_t>(expand * static_cast<double>(m.hidden_size));
-  if (m.intermediate_size < 1) c.fail("expand", fmt::format("= {}: int(expand * hidden_size) must be positive", expand));
+  if (m.intermediate_size < 1)
+    c.fail("expand", fmt::format("= {}: int(expand * hidden_size) must be positive", expand));
   if (c.has("intermediate_size") && c.get_int("intermediate_size") != m.intermediate_size)
     c.fail("intermediate_size", fmt::format("= {} differs from int(expand * hidden_size) = {}",
                                             c.get_int("intermediate_size"), m.intermediate_size));

@@ -47,8 +47,10 @@ void SambaSlots::load(int64_t slot, DecodeState& prefilled) {
     for (size_t k = 0; k < dst.size(); ++k) {
       if (!dst[k]->defined()) continue;
       at::Tensor row = dst[k]->select(0, slot);
-      if (src[k]->defined()) row.copy_(src[k]->select(0, 0));
-      else row.zero_();
+      if (src[k]->defined())
+        row.copy_(src[k]->select(0, 0));
+      else
+        row.zero_();
     }
   }
   len.select(0, slot).fill_(st->consumed);
@@ -62,8 +64,8 @@ const char* kFamily = "Samba";
 
 struct MambaWeights {
   at::Tensor in_proj, in_proj_bias, x_proj, dt_proj, out_proj, out_proj_bias;  // compute dtype
-  at::Tensor conv_weight, conv_bias;  // fp32 [E, K], [E]
-  at::Tensor dt_bias, A, D;           // fp32 [E], [E, N] = -exp(A_log), [E]
+  at::Tensor conv_weight, conv_bias;                                           // fp32 [E, K], [E]
+  at::Tensor dt_bias, A, D;                                                    // fp32 [E], [E, N] = -exp(A_log), [E]
 };
 
 struct AttentionWeights {
@@ -72,7 +74,7 @@ struct AttentionWeights {
 
 struct Layer {
   bool attention = false;
-  int64_t mamba_index = -1;  // the Mamba layer's index among Mamba layers (inspect's layer)
+  int64_t mamba_index = -1;         // the Mamba layer's index among Mamba layers (inspect's layer)
   at::Tensor mixer_norm, mlp_norm;  // fp32
   MambaWeights mamba;
   AttentionWeights attn;
@@ -83,16 +85,18 @@ struct Layer {
 struct Run {
   std::vector<LayerState>* layers = nullptr;  // null: no state (fresh rows, nothing kept)
   int64_t consumed = 0;
-  at::Tensor seq_start;  // [B] or undefined
-  at::Tensor real;       // [B, T] bool real-token mask, undefined when nothing is padded
-  at::Tensor positions;  // [B, T] int64 RoPE positions
+  at::Tensor seq_start;         // [B] or undefined
+  at::Tensor real;              // [B, T] bool real-token mask, undefined when nothing is padded
+  at::Tensor positions;         // [B, T] int64 RoPE positions
   SambaSlots* slots = nullptr;  // decoding slots (T = 1)
 };
 
 class SambaModel : public CausalLM {
  public:
   SambaModel(Checkpoint& ckpt, const RunOptions& options)
-      : cfg_(SambaConfig::parse(ckpt.config())), options_(options), loader_(make_loader(ckpt, options)),
+      : cfg_(SambaConfig::parse(ckpt.config())),
+        options_(options),
+        loader_(make_loader(ckpt, options)),
         segment_(recurrent::segment_length(recurrent::kSegment)) {
     load(ckpt);
   }
@@ -105,8 +109,10 @@ class SambaModel : public CausalLM {
     DecayInfo d;
     d.kind = "ssm_decay";
     d.what = fmt::format(
-        "Mamba-1 state decay a_t = exp(dt_t[e] * A[e, n]) per channel e and state n (dt = softplus(dt_proj(x_proj(u)) + "
-        "dt_bias), A = -exp(A_log)), the {} Mamba layers only, each summarised over its {} x {} (channel, state) decays; "
+        "Mamba-1 state decay a_t = exp(dt_t[e] * A[e, n]) per channel e and state n (dt = softplus(dt_proj(x_proj(u)) "
+        "+ "
+        "dt_bias), A = -exp(A_log)), the {} Mamba layers only, each summarised over its {} x {} (channel, state) "
+        "decays; "
         "the attention layers have a hard window of {} tokens instead",
         mamba_layers_, cfg_.intermediate_size, cfg_.state_size, cfg_.window_size);
     d.layers = mamba_layers_;
@@ -158,7 +164,8 @@ class SambaModel : public CausalLM {
     s->len = at::zeros({slots}, i64);
     const int64_t Hkv = cfg_.num_kv_heads, W = cfg_.window_size;
     if (cfg_.has_attention)
-      s->ring_rows = ((at::arange(slots, i64).view({slots, 1}) * Hkv + at::arange(Hkv, i64).view({1, Hkv})) * W).view(-1);
+      s->ring_rows =
+          ((at::arange(slots, i64).view({slots, 1}) * Hkv + at::arange(Hkv, i64).view({1, Hkv})) * W).view(-1);
     for (const Layer& w : layers_) {
       LayerState st;
       if (w.attention) {
@@ -248,16 +255,19 @@ class SambaModel : public CausalLM {
     const int64_t R = cfg_.time_step_rank;
     const at::ScalarType cd = loader_.compute;
     at::Tensor h = recurrent::zero_padding(h_in, run.real);
-    at::Tensor proj = w.in_proj_bias.defined() ? foxeval::linear(h, w.in_proj, w.in_proj_bias) : foxeval::linear(h, w.in_proj);
+    at::Tensor proj =
+        w.in_proj_bias.defined() ? foxeval::linear(h, w.in_proj, w.in_proj_bias) : foxeval::linear(h, w.in_proj);
     at::Tensor u_in = proj.narrow(-1, 0, E), z = proj.narrow(-1, E, E);
     at::Tensor conv_scratch;
-    at::Tensor conv = recurrent::causal_conv1d(u_in, w.conv_weight, w.conv_bias, ls ? &ls->conv : &conv_scratch, run.real);
+    at::Tensor conv =
+        recurrent::causal_conv1d(u_in, w.conv_weight, w.conv_bias, ls ? &ls->conv : &conv_scratch, run.real);
     // Padded positions zeroed after the conv too (its bias): the scan's state stays zero there.
     at::Tensor u = recurrent::zero_padding(at::silu(conv), run.real).to(cd);
     at::Tensor ssm_in = foxeval::linear(u, w.x_proj);  // [B, T, R + 2N]
     at::Tensor dt_rank = ssm_in.narrow(-1, 0, R);
-    at::Tensor dt = cd == at::kFloat ? at::softplus(foxeval::linear(dt_rank, w.dt_proj, w.dt_bias))  // dt_proj(r), as the torch path
-                                     : at::softplus(foxeval::linear(dt_rank, w.dt_proj).to(at::kFloat) + w.dt_bias);
+    at::Tensor dt = cd == at::kFloat
+                        ? at::softplus(foxeval::linear(dt_rank, w.dt_proj, w.dt_bias))  // dt_proj(r), as the torch path
+                        : at::softplus(foxeval::linear(dt_rank, w.dt_proj).to(at::kFloat) + w.dt_bias);
     if (capture_) capture_->log_decay(layer.mamba_index, (dt.unsqueeze(-1) * w.A).view({B, T, 1, E * N}));
     SelectiveScanArgs args{u, dt.contiguous(), w.A, ssm_in.narrow(-1, R, N), ssm_in.narrow(-1, R + N, N), w.D, z};
     at::Tensor ssm_scratch;
@@ -355,12 +365,13 @@ class SambaModel : public CausalLM {
                       .reciprocal()
                       .to(loader_.device);
     info_ = basic_model_info(ckpt, kFamily, Dm, cfg_.num_layers, cfg_.vocab_size);
-    info_.settings = {{"layer_pattern", cfg_.has_attention ? "even Mamba-1, odd sliding-window attention" : "all Mamba-1"},
-                      {"intermediate_size", std::to_string(E)},
-                      {"state_size", std::to_string(N)},
-                      {"conv_kernel", std::to_string(K)},
-                      {"time_step_rank", std::to_string(R)},
-                      {"mamba_mlp_size", std::to_string(cfg_.mamba_mlp_size)}};
+    info_.settings = {
+        {"layer_pattern", cfg_.has_attention ? "even Mamba-1, odd sliding-window attention" : "all Mamba-1"},
+        {"intermediate_size", std::to_string(E)},
+        {"state_size", std::to_string(N)},
+        {"conv_kernel", std::to_string(K)},
+        {"time_step_rank", std::to_string(R)},
+        {"mamba_mlp_size", std::to_string(cfg_.mamba_mlp_size)}};
     if (cfg_.has_attention) {
       info_.settings.emplace_back("num_heads", std::to_string(cfg_.num_heads));
       info_.settings.emplace_back("num_kv_heads", std::to_string(cfg_.num_kv_heads));

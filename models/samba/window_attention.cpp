@@ -18,8 +18,8 @@ namespace samba {
 at::Tensor window_attention(const AttentionArgs& a, int64_t window) {
   if (a.q.dim() != 4 || a.k.dim() != 4 || a.v.sizes() != a.k.sizes() || a.k.size(0) != a.q.size(0) ||
       a.k.size(3) != a.q.size(3) || a.k.size(2) < a.q.size(2) || a.q.size(1) % a.k.size(1) != 0)
-    throw Error(fmt::format("window_attention: q {} k {} v {} are not [B, H, Tq, D], [B, Hkv, Tk >= Tq, D]", a.q.sizes().vec(),
-                            a.k.sizes().vec(), a.v.sizes().vec()));
+    throw Error(fmt::format("window_attention: q {} k {} v {} are not [B, H, Tq, D], [B, Hkv, Tk >= Tq, D]",
+                            a.q.sizes().vec(), a.k.sizes().vec(), a.v.sizes().vec()));
   if (window < 1) throw Error(fmt::format("window_attention: window {} must be >= 1", window));
   if (a.cum_log_fgate.defined() || a.kv_len.defined()) throw Error("window_attention: no forget gate or kv_len here");
   const int64_t B = a.q.size(0), H = a.q.size(1), Tq = a.q.size(2), D = a.q.size(3);
