@@ -15,7 +15,7 @@
 namespace foxeval {
 namespace samba {
 
-at::Tensor window_attention(const AttentionArgs& a, int64_t window) {
+at::Tensor window_attention(const AttentionArgs& a, int64_t window, int64_t score_budget) {
   if (a.q.dim() != 4 || a.k.dim() != 4 || a.v.sizes() != a.k.sizes() || a.k.size(0) != a.q.size(0) ||
       a.k.size(3) != a.q.size(3) || a.k.size(2) < a.q.size(2) || a.q.size(1) % a.k.size(1) != 0)
     throw Error(fmt::format("window_attention: q {} k {} v {} are not [B, H, Tq, D], [B, Hkv, Tk >= Tq, D]",
@@ -33,7 +33,10 @@ at::Tensor window_attention(const AttentionArgs& a, int64_t window) {
   const auto lopts = a.q.options().dtype(at::kLong);
   at::Tensor start = a.seq_start.defined() ? a.seq_start.to(a.q.device(), at::kLong).view({B, 1, 1, 1}) : at::Tensor();
   at::Tensor out = at::empty({B, H, Tq, D}, a.q.options());
-  const int64_t tile = 256;
+  // Query tiles with at most score_budget fp32 scores (tile x (tile + W) per head; 64 queries at
+  // least): few launches at 64k tokens on a GPU, bounded memory on any device.
+  int64_t tile = 64;
+  while (tile < 4096 && B * H * (2 * tile) * (2 * tile + window) <= score_budget) tile *= 2;
   for (int64_t i0 = 0; i0 < Tq; i0 += tile) {
     const int64_t i1 = std::min(Tq, i0 + tile);
     const int64_t lo = std::max<int64_t>(0, offset + i0 - window + 1), hi = offset + i1;

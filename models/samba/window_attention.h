@@ -15,10 +15,11 @@ namespace samba {
 // Tk, D], query i at key position p = Tk - Tq + i, seq_start: keys before it get no weight, no
 // forget gate): the query at p sees keys max(0, p - W + 1) .. p. A padding query (p < seq_start)
 // gets zeros. Exact (torch ops, scores and softmax in fp32, tiled over queries: memory
-// O(tile * (tile + W)), work O(Tq * W)) on any device.
+// O(tile * (tile + W)), work O(Tq * (tile + W))) on any device.
 // The one place Samba computes windowed attention: where kernels/forgetting_attention.h takes a
 // window (AttentionArgs::window), this becomes `args.window = window; return forgetting_attention(args);`.
-at::Tensor window_attention(const AttentionArgs& args, int64_t window);
+// score_budget: the most fp32 scores a query tile holds (tests make it small to cross tiles).
+at::Tensor window_attention(const AttentionArgs& args, int64_t window, int64_t score_budget = int64_t(64) << 20);
 
 // NeoX rotary embedding (fla's RotaryEmbedding, not interleaved) of x [B, T, H, D] at positions
 // [B, T] int64 with inv_freq fp32 [D/2]: cos/sin in fp32 rounded through x's dtype, the rotation
