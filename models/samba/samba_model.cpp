@@ -24,6 +24,7 @@
 #include <algorithm>
 
 #include "data/errors.h"
+#include "kernels/causal_conv.h"
 #include "kernels/forgetting_attention.h"
 #include "kernels/selective_scan.h"
 #include "models/layers.h"
@@ -259,10 +260,21 @@ class SambaModel : public CausalLM {
         w.in_proj_bias.defined() ? foxeval::linear(h, w.in_proj, w.in_proj_bias) : foxeval::linear(h, w.in_proj);
     at::Tensor u_in = proj.narrow(-1, 0, E), z = proj.narrow(-1, E, E);
     at::Tensor conv_scratch;
-    at::Tensor conv =
-        recurrent::causal_conv1d(u_in, w.conv_weight, w.conv_bias, ls ? &ls->conv : &conv_scratch, run.real);
+    at::Tensor* conv_state = ls ? &ls->conv : &conv_scratch;
+    // u = silu(conv(u_in)) in fp32, rounded to the compute dtype (causal_conv1d_fn's bf16 output); on a
+    // GPU one fused pass (kernels/causal_conv.h: the same bits as the ATen form).
+    CausalConvSpec spec;
+    spec.bias = w.conv_bias;
+    spec.real_mask = run.real;
+    spec.silu = true;
+    spec.round_after = cd;
+    spec.out_dtype = cd;
+    at::Tensor u =
+        u_in.is_cuda() && causal_conv_cuda_supports(u_in, w.conv_weight, conv_state, spec)
+            ? causal_conv_cuda(u_in, w.conv_weight, conv_state, spec)
+            : at::silu(recurrent::causal_conv1d(u_in, w.conv_weight, w.conv_bias, conv_state, run.real)).to(cd);
     // Padded positions zeroed after the conv too (its bias): the scan's state stays zero there.
-    at::Tensor u = recurrent::zero_padding(at::silu(conv), run.real).to(cd);
+    u = recurrent::zero_padding(u, run.real);
     at::Tensor ssm_in = foxeval::linear(u, w.x_proj);  // [B, T, R + 2N]
     at::Tensor dt_rank = ssm_in.narrow(-1, 0, R);
     at::Tensor dt = cd == at::kFloat
