@@ -13,6 +13,7 @@
 #include "models/fox/fox_model.h"
 #include "models/hgrn2/hgrn2_model.h"
 #include "models/mamba2/mamba2_model.h"
+#include "models/samba/samba_model.h"
 
 namespace fs = std::filesystem;
 
@@ -26,6 +27,7 @@ const std::vector<FamilyEntry>& model_families() {
       {"mamba2-project_fox", make_mamba2},
       {"hgrn2-project_fox", make_hgrn2},
       {"delta_net-project_fox", make_delta_net},
+      {"samba-project_fox", make_samba},
   };
   return families;
 }

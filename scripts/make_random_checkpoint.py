@@ -3,7 +3,7 @@ directory with the official weight names, for speed and memory runs on the GPU m
 
   python3 scripts/make_random_checkpoint.py fox_pro OUT_DIR [--layers N] [--bf16]
 
-Families: fox_pro, fox_llama, transformer_pro, transformer_llama, transformer_swa, mamba2, hgrn2, delta_net.
+Families: fox_pro, fox_llama, transformer_pro, transformer_llama, transformer_swa, mamba2, hgrn2, delta_net, samba.
 Configs start from the official tiny fixtures' config.json with the paper's 760M sizes
 (docs: ../shared/docs/REFERENCE.md). Needs torch + safetensors (both on the GPU machine).
 """
@@ -29,7 +29,57 @@ PAPER_760M = {
                "n_groups": 1, "expand": 2},
     "hgrn2": {"hidden_size": 1536, "num_hidden_layers": 24, "expand_ratio": 128, "num_heads": None},
     "delta_net": {"hidden_size": 1536, "num_hidden_layers": 24, "num_heads": 12},
+    # configs/experiment/longcrawl64/samba/760m_16b.yaml: attention 12 heads (num_kv_heads null =
+    # 12), window 2048, odd layers; Mamba-1 state 16, expand 2, time_step_rank auto = ceil(1536 / 16).
+    "samba": {"hidden_size": 1536, "num_hidden_layers": 24, "state_size": 16, "expand": 2, "intermediate_size": 3072,
+              "time_step_rank": 96, "attn": {"num_heads": 12, "num_kv_heads": None, "window_size": 2048, "layers": None}},
 }
+
+
+def samba_weights(cfg, gen):
+    """Random Samba weights with the official names (modeling_samba.py, fla's MambaMixer): the
+    Mamba-1 initialisation's shapes and ranges (A_log = log(1..N), D = 1, dt_proj's bias the inverse
+    softplus of dt in [time_step_min, time_step_max])."""
+    import math
+
+    def rnd(*shape, std=0.02):
+        return torch.randn(*shape, generator=gen) * std
+
+    d, L, V = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["vocab_size"]
+    E, N, K, R = int(cfg["expand"] * d), cfg["state_size"], cfg["conv_kernel"], cfg["time_step_rank"]
+    attn = cfg.get("attn")
+    H = attn["num_heads"] if attn else 0
+    kv = (attn.get("num_kv_heads") or H) * (d // H) if attn else 0
+
+    def mlp_size(ratio):
+        return 256 * ((int(d * (ratio or 4) * 2 / 3) + 255) // 256)
+
+    W = {"backbone.embeddings.weight": rnd(V, d), "backbone.norm_f.weight": torch.ones(d), "lm_head.weight": rnd(V, d)}
+    for l in range(L):
+        p = f"backbone.layers.{l}."
+        use_attention = attn is not None and l % 2 == 1
+        W[p + "mixer_norm.weight"] = torch.ones(d)
+        W[p + "mlp_norm.weight"] = torch.ones(d)
+        inter = mlp_size(cfg.get("attn_hidden_ratio") if use_attention else cfg.get("mamba_hidden_ratio"))
+        W[p + "mlp.gate_proj.weight"] = rnd(2 * inter, d)
+        W[p + "mlp.down_proj.weight"] = rnd(d, inter)
+        if use_attention:
+            W[p + "mixer.q_proj.weight"] = rnd(d, d)
+            W[p + "mixer.k_proj.weight"] = rnd(kv, d)
+            W[p + "mixer.v_proj.weight"] = rnd(kv, d)
+            W[p + "mixer.o_proj.weight"] = rnd(d, d)
+            continue
+        dt = torch.exp(torch.rand(E, generator=gen) * (math.log(0.1) - math.log(0.001)) + math.log(0.001))
+        W[p + "mixer.in_proj.weight"] = rnd(2 * E, d)
+        W[p + "mixer.conv1d.weight"] = rnd(E, 1, K, std=0.2)
+        W[p + "mixer.conv1d.bias"] = rnd(E)
+        W[p + "mixer.x_proj.weight"] = rnd(R + 2 * N, E)
+        W[p + "mixer.dt_proj.weight"] = rnd(E, R, std=R ** -0.5)
+        W[p + "mixer.dt_proj.bias"] = dt + torch.log(-torch.expm1(-dt))
+        W[p + "mixer.A_log"] = torch.log(torch.arange(1, N + 1, dtype=torch.float32)).expand(E, N).contiguous()
+        W[p + "mixer.D"] = torch.ones(E)
+        W[p + "mixer.out_proj.weight"] = rnd(d, E)
+    return W
 
 
 def fox_weights(cfg, gen):
@@ -79,7 +129,9 @@ def main():
     if a.layers:
         cfg["num_hidden_layers"] = a.layers
     gen = torch.Generator().manual_seed(0)
-    if a.family in ("mamba2", "hgrn2", "delta_net"):
+    if a.family == "samba":
+        W = samba_weights(cfg, gen)
+    elif a.family in ("mamba2", "hgrn2", "delta_net"):
         from recurrent_reference import random_weights
         W = random_weights(cfg, gen)
     else:

@@ -1,0 +1,103 @@
+#include "models/samba/window_attention.h"
+
+#include <ATen/Functions.h>
+#include <ATen/TensorOperators.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "data/errors.h"
+#include "kernels/fused_glue.h"
+
+namespace foxeval {
+namespace samba {
+
+at::Tensor window_attention(const AttentionArgs& a, int64_t window, int64_t score_budget) {
+  if (a.q.dim() != 4 || a.k.dim() != 4 || a.v.sizes() != a.k.sizes() || a.k.size(0) != a.q.size(0) ||
+      a.k.size(3) != a.q.size(3) || a.k.size(2) < a.q.size(2) || a.q.size(1) % a.k.size(1) != 0)
+    throw Error(fmt::format("window_attention: q {} k {} v {} are not [B, H, Tq, D], [B, Hkv, Tk >= Tq, D]",
+                            a.q.sizes().vec(), a.k.sizes().vec(), a.v.sizes().vec()));
+  if (window < 1) throw Error(fmt::format("window_attention: window {} must be >= 1", window));
+  if (a.cum_log_fgate.defined() || a.kv_len.defined()) throw Error("window_attention: no forget gate or kv_len here");
+  const int64_t B = a.q.size(0), H = a.q.size(1), Tq = a.q.size(2), D = a.q.size(3);
+  const int64_t Hkv = a.k.size(1), Tk = a.k.size(2), offset = Tk - Tq;
+  const double scale = a.scale > 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(D));
+  at::Tensor k = a.k, v = a.v;
+  if (Hkv != H) {  // query head h reads kv head h / (H / Hkv), as the official repeat
+    k = k.unsqueeze(2).expand({B, Hkv, H / Hkv, Tk, D}).reshape({B, H, Tk, D});
+    v = v.unsqueeze(2).expand({B, Hkv, H / Hkv, Tk, D}).reshape({B, H, Tk, D});
+  }
+  const auto lopts = a.q.options().dtype(at::kLong);
+  at::Tensor start = a.seq_start.defined() ? a.seq_start.to(a.q.device(), at::kLong).view({B, 1, 1, 1}) : at::Tensor();
+  at::Tensor out = at::empty({B, H, Tq, D}, a.q.options());
+  // Query tiles with at most score_budget fp32 scores (tile x (tile + W) per head; 64 queries at
+  // least): few launches at 64k tokens on a GPU, bounded memory on any device.
+  int64_t tile = 64;
+  while (tile < 4096 && B * H * (2 * tile) * (2 * tile + window) <= score_budget) tile *= 2;
+  for (int64_t i0 = 0; i0 < Tq; i0 += tile) {
+    const int64_t i1 = std::min(Tq, i0 + tile);
+    const int64_t lo = std::max<int64_t>(0, offset + i0 - window + 1), hi = offset + i1;
+    at::Tensor q = a.q.slice(2, i0, i1).to(at::kFloat);
+    at::Tensor kk = k.slice(2, lo, hi).to(at::kFloat), vv = v.slice(2, lo, hi).to(at::kFloat);
+    at::Tensor scores = at::matmul(q, kk.transpose(-1, -2)).mul_(scale);  // [B, H, tq, keys]
+    at::Tensor qpos = at::arange(offset + i0, offset + i1, lopts).view({-1, 1});
+    at::Tensor kpos = at::arange(lo, hi, lopts).view({1, -1});
+    at::Tensor masked = (kpos > qpos).logical_or(kpos <= qpos - window);
+    if (start.defined()) masked = masked.logical_or(kpos.view({1, 1, 1, -1}) < start);
+    scores.masked_fill_(masked, -std::numeric_limits<float>::infinity());
+    at::Tensor probs = at::softmax(scores, -1).nan_to_num_(0.0);  // a padding query: zeros, not NaN
+    out.slice(2, i0, i1).copy_(at::matmul(probs, vv));
+  }
+  return out;
+}
+
+at::Tensor rotary(const at::Tensor& x, const at::Tensor& positions, const at::Tensor& inv_freq) {
+  if (x.is_cuda()) {
+    at::Tensor y = fused_rotary(x, positions, inv_freq);
+    if (y.defined()) return y;
+  }
+  at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq;  // [B, T, D/2]
+  at::Tensor cos = at::cos(freqs).to(x.scalar_type()).to(at::kFloat).unsqueeze(2);
+  at::Tensor sin = at::sin(freqs).to(x.scalar_type()).to(at::kFloat).unsqueeze(2);
+  at::Tensor xf = x.to(at::kFloat);
+  const int64_t half = x.size(-1) / 2;
+  at::Tensor x0 = xf.slice(-1, 0, half), x1 = xf.slice(-1, half);
+  return at::cat({x0 * cos - x1 * sin, x0 * sin + x1 * cos}, -1).to(x.scalar_type());
+}
+
+at::Tensor ring_then_new(const at::Tensor& ring, const at::Tensor& fresh, int64_t consumed) {
+  if (consumed == 0 || !ring.defined()) return fresh;
+  const int64_t W = ring.size(2);
+  return at::cat({at::roll(ring, {-(consumed % W)}, {2}), fresh}, 2);
+}
+
+at::Tensor ring_seq_start(const at::Tensor& seq_start, int64_t consumed, int64_t window, int64_t batch,
+                          const at::Device& device) {
+  if (consumed == 0) return seq_start;  // no ring in front: key j is token j
+  // Key j is token consumed - W + j: valid from token max(0, seq_start).
+  at::Tensor s = seq_start.defined() ? seq_start.to(device, at::kLong).clamp_min(0)
+                                     : at::zeros({batch}, at::TensorOptions().device(device).dtype(at::kLong));
+  return (s + (window - consumed)).clamp_min(0);
+}
+
+void ring_store(at::Tensor& ring, const at::Tensor& all, int64_t consumed_after, int64_t window) {
+  const int64_t L = all.size(2);
+  at::Tensor last = all.slice(2, std::max<int64_t>(0, L - window), L);
+  if (last.size(2) < window) {  // a first chunk shorter than the window: the slots before it stay zero
+    auto sizes = last.sizes().vec();
+    sizes[2] = window - last.size(2);
+    last = at::cat({at::zeros(sizes, last.options()), last}, 2);
+  }
+  // Element j is token consumed_after - W + j, whose slot is (j + consumed_after) % W.
+  at::Tensor placed = at::roll(last, {consumed_after % window}, {2});
+  if (ring.defined() && ring.sizes() == placed.sizes() && ring.scalar_type() == placed.scalar_type())
+    ring.copy_(placed);
+  else
+    ring = placed.contiguous();
+}
+
+}  // namespace samba
+}  // namespace foxeval
