@@ -29,6 +29,7 @@ import argparse
 import datetime
 import gc
 import importlib
+import importlib.machinery
 import json
 import os
 import statistics
@@ -72,6 +73,10 @@ def flash_attn_stand_in():
     fa.flash_attn_func, fa.flash_attn_varlen_func = flash_attn_func, not_used
     bp.index_first_axis = bp.pad_input = bp.unpad_input = not_used
     fa.bert_padding = bp
+    # transformers 5 calls importlib.util.find_spec("flash_attn") while importing: a module without
+    # __spec__ raises there; with a spec and no installed metadata it counts flash_attn as absent.
+    fa.__spec__ = importlib.machinery.ModuleSpec("flash_attn", None)
+    bp.__spec__ = importlib.machinery.ModuleSpec("flash_attn.bert_padding", None)
     sys.modules["flash_attn"], sys.modules["flash_attn.bert_padding"] = fa, bp
     return flash_attn_func
 

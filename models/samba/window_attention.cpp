@@ -6,8 +6,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 #include "data/errors.h"
 #include "kernels/fused_glue.h"
@@ -22,36 +20,10 @@ at::Tensor window_attention(const AttentionArgs& a, int64_t window, int64_t scor
                             a.q.sizes().vec(), a.k.sizes().vec(), a.v.sizes().vec()));
   if (window < 1) throw Error(fmt::format("window_attention: window {} must be >= 1", window));
   if (a.cum_log_fgate.defined() || a.kv_len.defined()) throw Error("window_attention: no forget gate or kv_len here");
-  const int64_t B = a.q.size(0), H = a.q.size(1), Tq = a.q.size(2), D = a.q.size(3);
-  const int64_t Hkv = a.k.size(1), Tk = a.k.size(2), offset = Tk - Tq;
-  const double scale = a.scale > 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(D));
-  at::Tensor k = a.k, v = a.v;
-  if (Hkv != H) {  // query head h reads kv head h / (H / Hkv), as the official repeat
-    k = k.unsqueeze(2).expand({B, Hkv, H / Hkv, Tk, D}).reshape({B, H, Tk, D});
-    v = v.unsqueeze(2).expand({B, Hkv, H / Hkv, Tk, D}).reshape({B, H, Tk, D});
-  }
-  const auto lopts = a.q.options().dtype(at::kLong);
-  at::Tensor start = a.seq_start.defined() ? a.seq_start.to(a.q.device(), at::kLong).view({B, 1, 1, 1}) : at::Tensor();
-  at::Tensor out = at::empty({B, H, Tq, D}, a.q.options());
-  // Query tiles with at most score_budget fp32 scores (tile x (tile + W) per head; 64 queries at
-  // least): few launches at 64k tokens on a GPU, bounded memory on any device.
-  int64_t tile = 64;
-  while (tile < 4096 && B * H * (2 * tile) * (2 * tile + window) <= score_budget) tile *= 2;
-  for (int64_t i0 = 0; i0 < Tq; i0 += tile) {
-    const int64_t i1 = std::min(Tq, i0 + tile);
-    const int64_t lo = std::max<int64_t>(0, offset + i0 - window + 1), hi = offset + i1;
-    at::Tensor q = a.q.slice(2, i0, i1).to(at::kFloat);
-    at::Tensor kk = k.slice(2, lo, hi).to(at::kFloat), vv = v.slice(2, lo, hi).to(at::kFloat);
-    at::Tensor scores = at::matmul(q, kk.transpose(-1, -2)).mul_(scale);  // [B, H, tq, keys]
-    at::Tensor qpos = at::arange(offset + i0, offset + i1, lopts).view({-1, 1});
-    at::Tensor kpos = at::arange(lo, hi, lopts).view({1, -1});
-    at::Tensor masked = (kpos > qpos).logical_or(kpos <= qpos - window);
-    if (start.defined()) masked = masked.logical_or(kpos.view({1, 1, 1, -1}) < start);
-    scores.masked_fill_(masked, -std::numeric_limits<float>::infinity());
-    at::Tensor probs = at::softmax(scores, -1).nan_to_num_(0.0);  // a padding query: zeros, not NaN
-    out.slice(2, i0, i1).copy_(at::matmul(probs, vv));
-  }
-  return out;
+  (void)score_budget;  // the shared kernel (kernels/forgetting_attention.h) tiles on its own
+  AttentionArgs args = a;
+  args.window = window;
+  return forgetting_attention(args);
 }
 
 at::Tensor rotary(const at::Tensor& x, const at::Tensor& positions, const at::Tensor& inv_freq) {

@@ -13,12 +13,10 @@ namespace samba {
 
 // flash-attn's window rule on forgetting_attention's arguments (q [B, H, Tq, D], k, v [B, Hkv,
 // Tk, D], query i at key position p = Tk - Tq + i, seq_start: keys before it get no weight, no
-// forget gate): the query at p sees keys max(0, p - W + 1) .. p. A padding query (p < seq_start)
-// gets zeros. Exact (torch ops, scores and softmax in fp32, tiled over queries: memory
-// O(tile * (tile + W)), work O(Tq * (tile + W))) on any device.
-// The one place Samba computes windowed attention: where kernels/forgetting_attention.h takes a
-// window (AttentionArgs::window), this becomes `args.window = window; return forgetting_attention(args);`.
-// score_budget: the most fp32 scores a query tile holds (tests make it small to cross tiles).
+// forget gate): the query at p sees keys max(0, p - W + 1) .. p. The one place Samba computes
+// windowed attention: the shared kernels' window (AttentionArgs::window; the Hopper prefill kernels
+// skip key blocks outside it, the torch path elsewhere is exact in fp32).
+// score_budget: kept for the tests' signature; the shared kernels tile on their own.
 at::Tensor window_attention(const AttentionArgs& args, int64_t window, int64_t score_budget = int64_t(64) << 20);
 
 // NeoX rotary embedding (fla's RotaryEmbedding, not interleaved) of x [B, T, H, D] at positions
