@@ -30,6 +30,7 @@ import datetime
 import gc
 import importlib
 import importlib.machinery
+import importlib.util
 import json
 import os
 import statistics
@@ -100,12 +101,34 @@ def parse_args():
     return a
 
 
+def omegaconf_stand_in():
+    """The official SambaConfig tests isinstance(attn, DictConfig) with DictConfig = None when
+    omegaconf (a training dependency) is absent, which raises TypeError: give it a class no plain
+    dict is an instance of, as omegaconf's would be."""
+    if importlib.util.find_spec("omegaconf") is not None:
+        return
+    oc = types.ModuleType("omegaconf")
+    oc.__spec__ = importlib.machinery.ModuleSpec("omegaconf", None)
+
+    class DictConfig:  # never instantiated: config.json gives plain dicts
+        pass
+
+    class OmegaConf:
+        @staticmethod
+        def to_container(x):
+            return x
+
+    oc.DictConfig, oc.OmegaConf = DictConfig, OmegaConf
+    sys.modules["omegaconf"] = oc
+
+
 def main():
     a = parse_args()
     commits = {"official": read_commit(a.official_src, "--official-src"), "fla": read_commit(a.fla_src, "--fla-src")}
     official_anchor.add_official_src(os.path.abspath(a.official_src))
     official_anchor.add_fla_src(os.path.abspath(a.fla_src))
     flash_attn_stand_in()
+    omegaconf_stand_in()
     modeling = importlib.import_module("forgetting_transformer.model.samba.modeling_samba")
     fla_mamba = importlib.import_module("fla.models.mamba.modeling_mamba")
     from bench_recurrent_anchor import splitmix64_ids  # this folder: the same ids as the recurrent anchor
