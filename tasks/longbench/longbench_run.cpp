@@ -35,7 +35,7 @@ nlohmann::json identity(const RunSettings& s, const PromptSet& set, const Causal
   }
   const ModelInfo& info = model.info();
   nlohmann::json id = {{"tokenizer", digest_paths({tok.vocab_path()})},  // what it is, not where: a moved checkout still resumes
-          {"data", digest_paths(set.data_files)},
+          {"data", digest_sources(set.data_sources)},  // a data.zip member and its unzipped file: one digest
           {"tasks", set.tasks},
           {"e", s.prompts.e},
           {"limit", s.prompts.limit},
