@@ -118,7 +118,7 @@ expect_ok "--limit as a fraction" "$FOXEVAL" lm-eval requests --tasks piqa --dat
 [ "$(wc -l <"$tmp/req_f.jsonl")" -eq 4 ] && ok || bad "--limit 0.3 of 4 docs: ceil(1.2) = 2 docs, 4 requests"
 
 # lm-eval's spellings and its --output_path tree.
-expect_ok "lm-eval spellings" hf "$FOXEVAL" lm-eval run --model_args pretrained=$model,dtype=float32 --tasks piqa,wikitext,winogrande \
+expect_ok "lm-eval spellings" "$FOXEVAL" lm-eval run --model hf --model_args pretrained=$model,dtype=float32 --tasks piqa,wikitext,winogrande \
   --batch_size auto --limit 2 --max-length 256 --output_path "$tmp/tree" --log_samples
 tree="$tmp/tree/..__shared__fixtures__trained__fox_pro_tiny_pg"
 ls "$tree"/results_*.json >/dev/null 2>&1 && ok || bad "--output_path: DIR/{model_name_sanitized}/results_{date}.json"
@@ -136,12 +136,12 @@ expect_error "batch_size auto:N with a bad N" "auto:N needs a positive number" "
   --batch_size auto:abc --tasks piqa --data $data --out "$tmp/x.json"
 expect_error "log_samples without output_path" "--output_path" "$FOXEVAL" lm-eval run --model $model --log_samples \
   --tasks piqa --data $data --out "$tmp/x.json"
-# lm-eval 0.4.4's own code reads the tree (scripts/setup.sh installs it into .venv).
+# lm-eval 0.4.4's own code reads the tree (scripts/test.sh installs it into .venv).
 py=.venv/bin/python
 if $py -c "import importlib.util as u, pytablewriter, yaml, jinja2; assert u.find_spec('lm_eval')" 2>/dev/null; then
   $py tests/tools/lm_eval_read_tree.py "$tmp/tree" && ok || bad "lm-eval's own code reads the tree"
 else
-  bad "lm-eval 0.4.4 is not in .venv: run scripts/setup.sh (pip install --no-deps lm_eval==0.4.4; pip install pytablewriter pyyaml jinja2)"
+  bad "lm-eval 0.4.4 is not in .venv: run scripts/test.sh (pip install --no-deps lm_eval==0.4.4; pip install pytablewriter pyyaml jinja2)"
 fi
 
 echo "$pass passed, $fail failed"
