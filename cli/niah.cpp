@@ -1,5 +1,6 @@
 // `foxeval niah prompts|run|score` and `foxeval plot niah`: the paper's needle-in-a-haystack sweep.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <csignal>
 #include <cstdio>
@@ -49,7 +50,7 @@ struct SpecArgs {
 
 void add_spec_options(CLI::App* cmd, SpecArgs& a) {
   cmd->add_option("--mode", a.spec.mode, "standard or easy (config-prompt-<mode>.yaml's needle and question)")
-      ->check(CLI::IsMember(niah::known_modes()));  // help and refusals list the choices
+      ->type_name(fmt::format("{{{}}}", fmt::join(niah::known_modes(), ",")));  // help lists the choices; load_mode refuses others, listing them
   a.lengths_flag = cmd->add_option("--lengths", a.lengths,
                                    "context lengths in tokens, e.g. 1000,4100 (default: the paper's 11 up to 32000)");
   a.depths_flag = cmd->add_option("--depths", a.depths, "needle depths in percent, e.g. 0,50,100 (default: 0,10,...,100)");

@@ -26,7 +26,7 @@ CommandRegistrar table_command([](CLI::App& root) {
       ->required();
   cmd->add_option("--format", a->format, "markdown, latex or csv")
       ->capture_default_str()
-      ->check(CLI::IsMember({"markdown", "latex", "csv"}));  // help and refusals list the choices
+      ->type_name("{markdown,latex,csv}");  // help lists the choices; parse_format refuses others, listing them
   cmd->add_option("-o,--out", a->out, "write the tables to this file (atomically) instead of stdout");
   cmd->add_option("--label", a->labels, "row label of each file, in order (repeat the flag; default: from the model)")
       ->allow_extra_args(false);

@@ -47,6 +47,12 @@ nlohmann::json run_file_header(const RunFileKind& kind, const std::string& task,
   return {{&kind == &kJournal ? "foxeval_journal" : "foxeval_state", 1}, {"task", task}, {"identity", identity}};
 }
 
+// A rank's own share of a distributed run, once at its end (its progress lines count every rank's items).
+void say_rank_share(const std::string& task, int64_t rank, int64_t finished_here) {
+  std::fprintf(stderr, "[%s rank %lld] %lld items finished by this rank\n", task.c_str(), static_cast<long long>(rank),
+               static_cast<long long>(finished_here));
+}
+
 // Refuses a journal/state made for another task or identity, naming the fields that differ.
 void check_run_file_header(const RunFileKind& kind, const std::string& path, const nlohmann::json& got,
                            const std::string& task, const nlohmann::json& identity) {
@@ -450,6 +456,7 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
   check_finished();
   if (!dist_) progress_.update(done_count_, work_, true);  // a distributed run's: rank 0's, once all ranks are done
   if (dist_) {
+    say_rank_share(task_, dist_->rank(), finished_here_);
     std::fflush(journal_);
     ::fsync(fileno(journal_));
     return complete_distributed(
@@ -496,6 +503,7 @@ nlohmann::json Runner::complete(const ReducerFinish& finish) {
   check_finished();
   if (!dist_) progress_.update(done_count_, work_, true);
   if (dist_) {
+    say_rank_share(task_, dist_->rank(), finished_here_);
     save_state();  // what this rank did is safe until rank 0 has written the result
     return complete_distributed(
         with_pruning({{"done", own_done_}, {"state", state_->to_json()}, {"elapsed_s", elapsed_seconds()}}, settings_.model),

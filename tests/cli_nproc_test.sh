@@ -21,6 +21,9 @@ python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["this_run"]; assert 
 last=$(grep -E '^\[niah rank [0-9], all ranks\] [0-9]+/9 ' "$tmp/err" | tail -1)
 echo "$last" | grep -q '^\[niah rank 0, all ranks\] 9/9 (100.0%)' && ok || { bad "niah: the last progress line is rank 0's 9/9 (got '$last')"; }
 
+[ "$(grep -oE '^\[niah rank [01]\] [0-9]+ items finished by this rank' "$tmp/err" | awk '{s += $4} END {print s}')" = 9 ] \
+  && ok || { bad "niah: each rank's share, 9 in all"; grep 'finished by this rank' "$tmp/err" >&2; }
+
 L=(loss --model tests/fixtures/official/fox_pro --data data/default/tokens.npy --bos-id 0 --seq-len 256 --batch-size 1 --device cpu)
 expect_ok "loss, 2 processes" "$FOXEVAL" --nproc-per-node 2 "${L[@]}" --out "$tmp/l.json"
 [ "$(grep -c '^val/loss_avg_len_256' "$tmp/out")" -eq 1 ] && ok || { bad "loss: one summary on stdout"; cat "$tmp/out" >&2; }
