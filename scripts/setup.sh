@@ -39,13 +39,19 @@ if ! .venv/bin/python -c 'import torch, numpy, safetensors, tiktoken, pyarrow' 2
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r scripts/requirements.txt
 fi
+# lm-eval 0.4.4's own code reads foxeval's --output_path tree in tests/cli_lm_eval_test.sh: its
+# utils.py only (no torch/transformers stack), so the package goes in without its dependencies.
+if ! .venv/bin/python -c 'import importlib.util as u, pytablewriter, yaml, jinja2; assert u.find_spec("lm_eval")' 2>/dev/null; then
+  .venv/bin/pip install -q --no-deps lm_eval==0.4.4
+  .venv/bin/pip install -q pytablewriter pyyaml jinja2
+fi
 
-echo "[setup] packages ready after $SECONDS s" >&2
 TORCH_PREFIX="$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 gen=""; command -v ninja >/dev/null && gen="-G Ninja"
 if [ ! -f build/CMakeCache.txt ]; then
   cmake -S . -B build $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" >/dev/null
 fi
+echo "[setup] packages installed and build configured after $SECONDS s" >&2
 targets=""
 for t in "$@"; do targets="$targets --target $t"; done
 cmake --build build -j "$(nproc)" $targets

@@ -4,13 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-# Test tooling only. lm-eval 0.4.4's own code reads foxeval's --output_path tree in
-# tests/cli_lm_eval_test.sh: its utils.py only (no torch/transformers stack), so the package goes
-# in without its dependencies.
-if ! .venv/bin/python -c 'import importlib.util as u, pytablewriter, yaml, jinja2; assert u.find_spec("lm_eval")' 2>/dev/null; then
-  .venv/bin/pip install -q --no-deps lm_eval==0.4.4
-  .venv/bin/pip install -q pytablewriter pyyaml jinja2
-fi
 # Test tooling only: `zip` makes archives as users do (tests/cli_longbench_zip_test.sh).
 if ! command -v zip >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -136,12 +136,12 @@ expect_error "batch_size auto:N with a bad N" "auto:N needs a positive number" "
   --batch_size auto:abc --tasks piqa --data $data --out "$tmp/x.json"
 expect_error "log_samples without output_path" "--output_path" "$FOXEVAL" lm-eval run --model $model --log_samples \
   --tasks piqa --data $data --out "$tmp/x.json"
-# lm-eval 0.4.4's own code reads the tree (scripts/test.sh installs it into .venv).
+# lm-eval 0.4.4's own code reads the tree (scripts/setup.sh installs it into .venv).
 py=.venv/bin/python
 if $py -c "import importlib.util as u, pytablewriter, yaml, jinja2; assert u.find_spec('lm_eval')" 2>/dev/null; then
   $py tests/tools/lm_eval_read_tree.py "$tmp/tree" && ok || bad "lm-eval's own code reads the tree"
 else
-  bad "lm-eval 0.4.4 is not in .venv: run scripts/test.sh (pip install --no-deps lm_eval==0.4.4; pip install pytablewriter pyyaml jinja2)"
+  bad "lm-eval 0.4.4 is not in .venv: run scripts/setup.sh (pip install --no-deps lm_eval==0.4.4; pip install pytablewriter pyyaml jinja2)"
 fi
 
 echo "$pass passed, $fail failed"
