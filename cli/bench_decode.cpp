@@ -150,7 +150,7 @@ void run_bench_decode(const BenchDecodeArgs& a) {
 CommandRegistrar bench_decode_command([](CLI::App& root) {
   auto a = std::make_shared<BenchDecodeArgs>();
   CLI::App* sub = bench_subcommand(root, "decode", "Prefill and decode throughput vs the memory-bandwidth bound");
-  sub->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
+  sub->add_option("--model", a->model, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
   sub->add_option("--batch", a->batches, "batch sizes, comma separated (default 1,4,16,64)");
   sub->add_option("--prompt-len", a->prompt_lens, "contexts, comma separated (default 1024,8192,32768)");
   sub->add_option("--new-tokens", a->new_tokens, "decode steps timed per row (default 64)")->check(int_range(2, int64_t(1) << 20));

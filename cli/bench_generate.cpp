@@ -345,7 +345,7 @@ void run_bench_generate(const BenchGenerateArgs& a) {
 CommandRegistrar bench_generate_command([](CLI::App& root) {
   auto a = std::make_shared<BenchGenerateArgs>();
   CLI::App* sub = bench_subcommand(root, "generate", "End-to-end generation through the scheduler vs the memory-bandwidth bound");
-  sub->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
+  sub->add_option("--model", a->model, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
   sub->add_option("--batch", a->batches, "requests per row (slots at most), comma separated (default 1,4,16,64)");
   sub->add_option("--prompt-len", a->prompt_lens, "prompt lengths, comma separated (default 1024,8192,32768)");
   sub->add_option("--new-tokens", a->new_tokens, "new tokens per request (default 256)")
@@ -361,7 +361,7 @@ CommandRegistrar bench_generate_command([](CLI::App& root) {
   sub->add_option("--gpu-memory-fraction", a->gen.gpu_memory_fraction,
                   "share of the GPU's memory the scheduler may fill (default 0.9)")
       ->check(number_range(0.01, 1.0));
-  sub->add_flag("!--no-cuda-graphs", a->gen.cuda_graphs, "decode step by step without CUDA graphs (A/B timing)");
+  sub->add_flag_callback("--no-cuda-graphs", [a] { a->gen.cuda_graphs = false; }, "decode step by step without CUDA graphs (A/B timing)");
   add_decode_bench_options(sub, *a, "generate", [a] { run_bench_generate(*a); });
 });
 

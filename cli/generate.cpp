@@ -105,7 +105,7 @@ void run_generate(const GenerateArgs& a) {
 CommandRegistrar generate_command([](CLI::App& root) {
   auto a = std::make_shared<GenerateArgs>();
   CLI::App* cmd = root.add_subcommand("generate", "Greedy or sampled continuation of prompts");
-  cmd->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
+  cmd->add_option("--model", a->model, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
   cmd->add_option("--prompt", a->prompt, "prompt text (JSON-escaped GPT-2 BPE, BOS first, as the checkpoints were trained)");
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as token ids: 1,2,3 (used as given, no BOS added)");
   cmd->add_option("--prompt-file", a->prompt_file,

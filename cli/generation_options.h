@@ -18,7 +18,8 @@ inline void add_generation_options(CLI::App* cmd, GenerateUntilOptions& g) {
   cmd->add_option("--gpu-memory-fraction", g.gpu_memory_fraction,
                   "share of the GPU's memory the run may fill (default 0.9)")
       ->check(number_range(0.01, 1.0));
-  cmd->add_flag("!--no-cuda-graphs", g.cuda_graphs, "decode step by step without CUDA graphs (A/B timing)");
+  // A callback, not a negated flag: CLI11's help would print a negated flag as "--no-cuda-graphs{false}".
+  cmd->add_flag_callback("--no-cuda-graphs", [&g] { g.cuda_graphs = false; }, "decode step by step without CUDA graphs (A/B timing)");
 }
 
 }  // namespace foxeval

@@ -15,7 +15,7 @@ CommandRegistrar info_command([](CLI::App& root) {
   auto dir = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = root.add_subcommand("info", "Describe a checkpoint (loads and checks every tensor)");
-  cmd->add_option("--model", *dir, "Hugging Face checkpoint directory")->required();
+  cmd->add_option("--model", *dir, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
   cmd->add_flag("--json", *json, "print JSON");
   cmd->callback([dir, json] {
     auto model = load_model(*dir, RunOptions{});

@@ -24,6 +24,16 @@
 namespace foxeval {
 namespace {
 
+// The gate's symbol in a family's description ("FoX forget gate f_t = sigmoid(...)" -> "f_t"): the
+// word before the first " = "; "gate" when there is none.
+std::string gate_symbol(const std::string& what) {
+  const size_t eq = what.find(" = ");
+  if (eq == std::string::npos) return "gate";
+  const size_t start = what.rfind(' ', eq - 1);
+  const std::string word = what.substr(start == std::string::npos ? 0 : start + 1, eq - (start == std::string::npos ? 0 : start + 1));
+  return word.empty() || word.size() > 4 ? "gate" : word;
+}
+
 void print_gates(const nlohmann::json& r) {
   if (!r.contains("decay")) return;  // a shard part: the statistics come with `foxeval merge`
   const nlohmann::json& d = r.at("decay");
@@ -33,8 +43,10 @@ void print_gates(const nlohmann::json& r) {
   }
   std::printf("%s\n%lld documents, %lld tokens\n", d.at("what").get<std::string>().c_str(),
               static_cast<long long>(r.at("documents").get<int64_t>()), static_cast<long long>(r.at("tokens").get<int64_t>()));
-  std::printf("%5s %4s %8s %8s %10s %10s %12s %12s\n", "layer", "head", "mean a", "a p50", "a>0.99", "mean log", "reach5 p50",
-              "reach10 p50");
+  // The columns name the gate as the line above does (FoX f_t, Mamba-2 a_t, HGRN2 g).
+  const std::string g = gate_symbol(d.at("what").get<std::string>());
+  std::printf("%5s %4s %8s %8s %10s %10s %12s %12s\n", "layer", "head", ("mean " + g).c_str(), (g + " p50").c_str(),
+              (g + ">0.99").c_str(), "mean log", "reach5 p50", "reach10 p50");
   auto reach = [](const nlohmann::json& h, const char* t) {
     const nlohmann::json& m = h.at("reach").at(t).at("median");
     return m.is_null() ? std::string("all") : std::to_string(m.get<int64_t>());

@@ -14,9 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "data/cpu_cores.h"
 #include "data/errors.h"
 
 namespace foxeval {
@@ -107,8 +107,7 @@ std::optional<int> launch_local_processes(int argc, char** argv) {
   args.push_back(nullptr);
   const int port = world > 1 ? free_local_port() : 0;
   if (world > 1 && !std::getenv("OMP_NUM_THREADS")) {
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    set_env("OMP_NUM_THREADS", std::to_string(std::max<int64_t>(1, cores / world)));
+    set_env("OMP_NUM_THREADS", std::to_string(std::max<int64_t>(1, usable_cores().cores / world)));
   }
   if (world > 1)
     std::fprintf(stderr, "[foxeval] %lld processes on this machine (RANK 0..%lld, store at 127.0.0.1:%d)\n",

@@ -25,7 +25,7 @@ namespace {
 
 const char* const kTaskHelp =
     "comma-separated lm-eval task names: wikitext, lambada_openai, piqa, hellaswag, winogrande, arc_easy, "
-    "arc_challenge, boolq, sciq, copa, openbookqa";
+    "arc_challenge, boolq, sciq, copa, openbookqa; all (these 11) or lm-eval's tag ai2_arc";
 const char* const kDataHelp =
     "hf (the default): each task's split from the local Hugging Face caches (datasets' Arrow cache, the hub "
     "cache), never downloading; or a folder of DIR/{task}.jsonl, DIR/{task}.parquet or DIR/{task}/ written by "
@@ -74,7 +74,7 @@ void write_request_lines(const std::string& tasks, const std::string& data_dir, 
 // lm-eval's own spellings of `lm_eval --model hf ...`, beside foxeval's: each maps onto a foxeval
 // setting; the same setting given twice with different values is refused.
 struct LmEvalSpellings {
-  std::string limit, batch_size, output_path, model_args;
+  std::string limit, batch_size, output_path, model_args, num_fewshot;
   bool log_samples = false;
 };
 
@@ -83,6 +83,7 @@ void add_lm_eval_spellings(CLI::App* run, LmEvalSpellings& l) {
   run->add_option("--output_path", l.output_path,
                   "also write lm-eval's tree: DIR/{model_name_sanitized}/results_{date}.json (and samples with --log_samples)");
   run->add_flag("--log_samples", l.log_samples, "with --output_path: samples_{task}_{date}.jsonl as lm-eval writes them");
+  run->add_option("--num_fewshot", l.num_fewshot, "lm-eval's spelling: 0 only (the paper's results are zero-shot)");
   run->add_option("--model_args", l.model_args,
                   "lm-eval's model arguments: pretrained=DIR|ID (= --model), dtype= (= --dtype), max_length= "
                   "(= --max-length), revision=, add_bos_token=True, trust_remote_code= (no effect)");
@@ -92,9 +93,28 @@ void same_or_refuse(const std::string& what, const std::string& a, const std::st
   if (a != b) throw Error(fmt::format("{} given twice with different values: '{}' and '{}'", what, a, b));
 }
 
+// lm-eval 0.4.4's names of its Hugging Face model class (lm_eval/models/huggingface.py's
+// register_model): `lm_eval --model hf --model_args pretrained=M` names the class, not the checkpoint.
+bool is_lm_eval_model_type(const std::string& model) { return model == "hf" || model == "hf-auto" || model == "huggingface"; }
+
 void apply_lm_eval_spellings(CLI::App* run, const LmEvalSpellings& l, lm_eval::LmEvalSettings& s) {
   parse_limit(l.limit, &s.limit, &s.limit_fraction);
-  const bool model_given = run->get_option("--model")->count() > 0;
+  if (!l.num_fewshot.empty()) {
+    int64_t shots = -1;
+    if (!detail::parse_int64(l.num_fewshot, shots) || shots != 0)
+      throw Error(fmt::format("--num_fewshot {}: foxeval runs the paper's zero-shot evaluation only (--num_fewshot 0, "
+                              "lm-eval's default)",
+                              detail::shown(l.num_fewshot)));
+  }
+  bool model_given = run->get_option("--model")->count() > 0;
+  if (model_given && is_lm_eval_model_type(s.model_dir)) {
+    if (l.model_args.find("pretrained=") == std::string::npos)
+      throw Error(fmt::format("--model {} is lm-eval's model type: name the checkpoint with --model_args pretrained=DIR|ID "
+                              "(or give it to --model)",
+                              s.model_dir));
+    model_given = false;
+    s.model_dir.clear();
+  }
   // lm-eval's simple_parse_args_string: comma-separated key=value pairs.
   std::string pretrained, revision;
   if (!l.model_args.empty()) {
@@ -210,7 +230,9 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   auto shards = std::make_shared<ShardArgs>();
   auto spell = std::make_shared<LmEvalSpellings>();
   CLI::App* run = group->add_subcommand("run", "Evaluate a model on the tasks; lm-eval's results dict");
-  run->add_option("--model", s->model_dir, "Hugging Face checkpoint directory or repo id (or --model_args pretrained=...)");
+  run->add_option("--model", s->model_dir,
+                  "checkpoint folder or Hugging Face repo id (or --model_args pretrained=...; lm-eval's --model hf is "
+                  "accepted with it)");
   run->add_option("--tasks", s->tasks, kTaskHelp)->required();
   run->add_option("--data", s->data_dir, kDataHelp);
   run->add_option("--out", s->out_path,

@@ -67,7 +67,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     auto s = std::make_shared<longbench::RunSettings>();
     auto shards = std::make_shared<ShardArgs>();
     CLI::App* cmd = group->add_subcommand("run", "Generate and score (resumable, shardable); writes the official pred files and result.json");
-    cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
+    cmd->add_option("--model", s->model_dir, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
     add_prompt_options(cmd, s->prompts);
     cmd->add_option("--out", s->out_dir, "folder: run.json, {task}.jsonl + .done, result.json")->required();
     cmd->add_option("--limit", s->prompts.limit, "first N records of each task (default: all)")->check(int_range(1));

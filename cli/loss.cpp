@@ -1,9 +1,13 @@
 // `foxeval loss`.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/run_options.h"
@@ -19,9 +23,15 @@ namespace foxeval {
 namespace {
 
 void print_summary(const nlohmann::json& r) {
-  for (auto it = r.begin(); it != r.end(); ++it)
-    if (it.key().rfind("val/loss_avg_len_", 0) == 0 || it.key().rfind("val/perplexity_len_", 0) == 0)
-      std::printf("%s\t%.6f\n", it.key().c_str(), it.value().get<double>());
+  // Loss, then perplexity, each by length in numeric order (the JSON object's order is the keys'
+  // text order: 1024, 2048, 512).
+  for (const std::string prefix : {"val/loss_avg_len_", "val/perplexity_len_"}) {
+    std::vector<std::pair<int64_t, std::string>> keys;
+    for (auto it = r.begin(); it != r.end(); ++it)
+      if (it.key().rfind(prefix, 0) == 0) keys.emplace_back(std::atoll(it.key().c_str() + prefix.size()), it.key());
+    std::sort(keys.begin(), keys.end());
+    for (const auto& [length, key] : keys) std::printf("%s\t%.6f\n", key.c_str(), r[key].get<double>());
+  }
   if (r.contains("peak_gpu_memory_bytes"))
     std::printf("peak GPU memory\t%.2f GiB\n", r["peak_gpu_memory_bytes"].get<double>() / (1 << 30));
   if (r.contains("data_wait_s")) std::printf("waiting for data\t%.3f s\n", r["data_wait_s"].get<double>());
@@ -49,7 +59,7 @@ CommandRegistrar loss_command([](CLI::App& root) {
   auto s = std::make_shared<LossSettings>();
   auto shards = std::make_shared<ShardArgs>();
   CLI::App* cmd = root.add_subcommand("loss", "Per-position held-out loss (LongCrawl64 protocol)");
-  cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
+  cmd->add_option("--model", s->model_dir, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
   auto* data = cmd->add_option("--data", s->data_path, "token rows: a 2-D .npy (uint16/int32/int64) or a zarr v2 array");
   auto* text = cmd->add_option("--text", s->text_source,
                                "documents to tokenize: a .jsonl/.parquet/.arrow/.txt file or folder, a save_to_disk folder, "

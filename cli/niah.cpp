@@ -1,5 +1,6 @@
 // `foxeval niah prompts|run|score` and `foxeval plot niah`: the paper's needle-in-a-haystack sweep.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <csignal>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "tasks/launcher_env.h"
 #include "tasks/niah/heatmap.h"
 #include "tasks/niah/niah_judge.h"
+#include "tasks/niah/niah_prompts.h"
 #include "tasks/niah/niah_score.h"
 #include "tasks/niah/niah_task.h"
 #include "tasks/niah/niah_table.h"
@@ -47,7 +49,8 @@ struct SpecArgs {
 };
 
 void add_spec_options(CLI::App* cmd, SpecArgs& a) {
-  cmd->add_option("--mode", a.spec.mode, "standard or easy (config-prompt-<mode>.yaml's needle and question)");
+  cmd->add_option("--mode", a.spec.mode, "standard or easy (config-prompt-<mode>.yaml's needle and question)")
+      ->type_name(fmt::format("{{{}}}", fmt::join(niah::known_modes(), ",")));  // help lists the choices; load_mode refuses others, listing them
   a.lengths_flag = cmd->add_option("--lengths", a.lengths,
                                    "context lengths in tokens, e.g. 1000,4100 (default: the paper's 11 up to 32000)");
   a.depths_flag = cmd->add_option("--depths", a.depths, "needle depths in percent, e.g. 0,50,100 (default: 0,10,...,100)");
@@ -94,7 +97,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
   auto rs = std::make_shared<niah::RunSettings>();
   auto shards = std::make_shared<ShardArgs>();
   CLI::App* run = group->add_subcommand("run", "The whole sweep: generate every cell, score, write RESULT.json");
-  run->add_option("--model", rs->model_dir, "Hugging Face checkpoint directory")->required();
+  run->add_option("--model", rs->model_dir, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
   run->add_option("--haystack", rs->haystack_dir, "folder of .txt files (Paul Graham essays)")->required();
   run->add_option("--out", rs->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
   add_spec_options(run, *ra);

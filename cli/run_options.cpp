@@ -1,5 +1,6 @@
 #include "cli/run_options.h"
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 
 #include <csignal>
@@ -8,6 +9,7 @@
 #include <set>
 
 #include "cli/validators.h"
+#include "data/cpu_cores.h"
 #include "models/run_options.h"
 #include "tasks/runner.h"
 
@@ -23,6 +25,11 @@ void add_run_options(CLI::App* cmd, RunOptions& run, bool pruning) {
                   "auto, float32 or bfloat16 = the official evaluation's bf16 autocast numerics (default: auto = "
                   "bfloat16 on a GPU, float32 on the CPU)")
       ->check(CLI::IsMember({"auto", "float32", "bfloat16"}));
+  // No variable behind it: resolve_run reads it from `cmd` (the thread pools are the process's).
+  static const std::string threads_help =
+      "CPU threads for LibTorch's intra-op pool and OpenMP (default: $OMP_NUM_THREADS when set, else the cores "
+      "this process may use: its CPU affinity mask and cgroup CPU quota)";
+  cmd->add_option("--threads", threads_help)->type_name("INT")->check(int_range(1, 4096));
   if (!pruning) return;
   cmd->add_option("--log-pruning-tolerance", run.log_pruning_tolerance,
                   "FoX adaptive computation pruning: natural log of the softmax mass it may drop (e.g. -10), or "
@@ -38,17 +45,46 @@ void add_shard_options(CLI::App* cmd, ShardArgs& shards, const std::string& what
   cmd->add_flag("--resume", shards.resume, fmt::format("continue an interrupted run from its {} (default: off)", saved));
 }
 
+namespace {
+
+// Sets the CPU thread pools (at::set_num_threads: LibTorch's intra-op pool, OpenMP and MKL) and
+// says how the count was chosen ("" when --threads gave it). OpenMP keeps the count per thread:
+// set here on the main thread, where every task runs its model. OMP_NUM_THREADS, when set, wins
+// over the cores (the user's or the launcher's choice: --nproc-per-node sets usable cores / N).
+std::string apply_threads(const CLI::App* cmd) {
+  const CLI::Option* given = cmd->get_option_no_throw("--threads");
+  int64_t n = 0;
+  std::string why;
+  if (given && given->count() > 0) {
+    n = given->as<int64_t>();
+  } else if (const char* omp = std::getenv("OMP_NUM_THREADS"); omp && *omp && std::atoll(omp) > 0) {
+    n = std::atoll(omp);
+    why = fmt::format("threads: OMP_NUM_THREADS={}", omp);
+  } else {
+    const UsableCores u = usable_cores();
+    n = u.cores;
+    why = "threads: the cores this process may use (" + u.describe() + ")";
+  }
+  at::set_num_threads(static_cast<int>(n));
+  return why;
+}
+
+}  // namespace
+
 void resolve_run(const CLI::App* cmd, RunOptions& run, int64_t local_rank) {
   const ResolvedDevice r = resolve_device(run.device, run.dtype, local_rank);
   run.device = r.device;
   run.dtype = r.dtype;
   run.chosen = r.chosen;
+  const std::string threads = apply_threads(cmd);
+  if (!threads.empty()) run.chosen += (run.chosen.empty() ? "" : "; ") + threads;
   run.announce = true;
   // Where things are, how the run is split or stopped, and how it prints: not settings of the numbers.
   static const std::set<std::string> not_numbers = {
       "--model",  "--data",        "--out",       "--haystack",   "--pred-dir",  "--log-samples", "--requests",
       "--prompt", "--prompt-ids",  "--prompt-file", "--config",   "--resume",    "--stop-after",  "--save-every",
-      "--num-shards", "--shard-index", "--json",  "--device",     "--dtype",     "--log-pruning-tolerance", "--help"};
+      "--num-shards", "--shard-index", "--json",  "--device",     "--dtype",     "--log-pruning-tolerance", "--help",
+      "--threads"};  // announced beside the device
   std::string settings;
   for (const CLI::Option* o : cmd->get_options()) {
     if (o->count() == 0 || o->get_lnames().empty()) continue;
@@ -77,7 +113,9 @@ void run_task(const std::string& name, const std::function<void()>& body, const 
   }
   std::signal(SIGINT, SIG_IGN);  // the result is written: a late signal must not look like a kill (exit 143)
   std::signal(SIGTERM, SIG_IGN);
-  if (report) report();
+  // One summary for one result: in a distributed run rank 0's (every rank holds the same result).
+  const DistributedSession* dist = DistributedSession::active();
+  if (report && (!dist || dist->rank() == 0)) report();
 }
 
 }  // namespace foxeval

@@ -15,7 +15,8 @@
 
 namespace foxeval {
 
-// --device (default auto), --dtype (default auto), --log-pruning-tolerance (default: the checkpoint's).
+// --device (default auto), --dtype (default auto), --threads (default: the cores this process may
+// use), --log-pruning-tolerance (default: the checkpoint's).
 // Sets run.device and run.dtype to "auto" (their default on the command line). `pruning`: also
 // --log-pruning-tolerance (commands that may run a FoX model).
 void add_run_options(CLI::App* cmd, RunOptions& run, bool pruning = true);
@@ -30,7 +31,7 @@ struct ShardArgs {
 void add_shard_options(CLI::App* cmd, ShardArgs& shards, const std::string& what, const std::string& saved);
 
 // After parsing, before any work: resolves --device/--dtype "auto" (and a launcher's local rank)
-// into run, and arms the announcement load_model prints: with the options given to `cmd` that
+// into run, sets the CPU thread pools (--threads), and arms the announcement load_model prints: with the options given to `cmd` that
 // change numbers (every option given except paths, shards and resume/stop controls).
 void resolve_run(const CLI::App* cmd, RunOptions& run, int64_t local_rank = -1);
 

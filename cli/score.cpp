@@ -130,7 +130,7 @@ CommandRegistrar score_command([](CLI::App& root) {
   auto a = std::make_shared<ScoreArgs>();
   CLI::App* cmd = root.add_subcommand(
       "score", "Log-likelihoods of lm-eval requests (JSONL in, JSONL out), as lm-eval 0.4.4 HFLM(add_bos_token=True)");
-  cmd->add_option("--model", a->model, "Hugging Face checkpoint directory")->required();
+  cmd->add_option("--model", a->model, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
   cmd->add_option("--requests", a->requests,
                   "JSONL: {\"kind\":\"loglikelihood\",\"context\",\"continuation\"} or "
                   "{\"kind\":\"loglikelihood_rolling\",\"text\"} per line")

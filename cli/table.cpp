@@ -24,7 +24,9 @@ CommandRegistrar table_command([](CLI::App& root) {
       "table", "The paper's tables from result files of any task: best bold, second underlined, among comparable rows");
   cmd->add_option("files", a->files, "result JSON files of any mix of tasks (" + results::registered_tasks() + ")")
       ->required();
-  cmd->add_option("--format", a->format, "markdown, latex or csv")->capture_default_str();
+  cmd->add_option("--format", a->format, "markdown, latex or csv")
+      ->capture_default_str()
+      ->type_name("{markdown,latex,csv}");  // help lists the choices; parse_format refuses others, listing them
   cmd->add_option("-o,--out", a->out, "write the tables to this file (atomically) instead of stdout");
   cmd->add_option("--label", a->labels, "row label of each file, in order (repeat the flag; default: from the model)")
       ->allow_extra_args(false);

@@ -23,7 +23,7 @@ struct TokenizeArgs {
 
 struct DetokenizeArgs {
   std::string ids, file, model;
-  bool plain = false, skip_special = false;
+  bool plain = false, skip_special = false, no_newline = false;
 };
 
 void run_tokenize(const TokenizeArgs& a) {
@@ -54,9 +54,11 @@ void run_detokenize(const DetokenizeArgs& a) {
     ids = parse_int_list(a.ids, "--ids");
   }
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
-  // Printed as is, without an added newline, so that output round-trips byte for byte.
+  // The text as decoded, then one newline as a shell prompt expects; --no-newline keeps the bytes
+  // alone, for output that must round-trip byte for byte.
   const std::string text = tok.decode(ids, !a.plain, a.skip_special);
   std::fwrite(text.data(), 1, text.size(), stdout);
+  if (!a.no_newline) std::fputc('\n', stdout);
 }
 
 const CommandRegistrar reg([](CLI::App& root) {
@@ -88,6 +90,7 @@ const CommandRegistrar reg([](CLI::App& root) {
                 "model directory whose vocab.json/merges.txt to use (default: bundled GPT-2)");
   d->add_flag("--plain", da->plain, "no JSON unescaping of the decoded text");
   d->add_flag("--skip-special", da->skip_special, "drop <|endoftext|> tokens");
+  d->add_flag("--no-newline", da->no_newline, "print the text alone, without the final newline (byte for byte)");
   d->callback([da, di, df]() {
     if (di->count() == 0 && df->count() == 0) throw Error("detokenize: give --ids or --file");
     run_detokenize(*da);

@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "data/json_row_builder.h"
 #include "data/jsonl_objects.h"
 #include "data/parquet_reader.h"
-#include "data/zip_archive.h"
 
 namespace foxeval {
 namespace {
@@ -22,30 +20,25 @@ std::vector<nlohmann::json> parse_jsonl(const std::string& text, const std::stri
 
 using JsonRowBuilder = JsonRowBuilderT<nlohmann::json>;
 
-std::string extension_of(const std::string& path) { return std::filesystem::path(path).extension().string(); }
-
 }  // namespace
 
-std::vector<nlohmann::json> read_records(const std::string& path) {
-  const std::string ext = extension_of(path);
-  if (const auto zip = split_zip_path(path)) {
-    if (ext != ".jsonl")
-      throw Error(fmt::format("{}: inside a .zip archive records are read from .jsonl members, not '{}'", path, ext));
-    return parse_jsonl(read_zip_member(zip->first, zip->second), path);
-  }
-  if (ext == ".jsonl") return parse_jsonl(read_text_file(path), path);
+std::vector<nlohmann::json> read_records(const DataSource& source) {
+  const std::string ext = source.extension();
+  if (source.in_zip() && ext != ".jsonl")
+    throw Error(fmt::format("{}: inside a .zip archive records are read from .jsonl members, not '{}'", source.where(), ext));
+  if (ext == ".jsonl") return parse_jsonl(source.read(), source.where());
   if (ext == ".parquet") {
     std::vector<nlohmann::json> rows;
     JsonRowBuilder builder(rows);
-    read_parquet(path, builder);
+    read_parquet(source.file, builder);
     return rows;
   }
-  throw Error(fmt::format("{}: records are read from .jsonl or .parquet files, not '{}'", path, ext));
+  throw Error(fmt::format("{}: records are read from .jsonl or .parquet files, not '{}'", source.where(), ext));
 }
 
-std::string record_where(const std::string& path, size_t index) {
-  if (extension_of(path) == ".parquet") return fmt::format("{} row {}", path, index);
-  return fmt::format("{} line {}", path, index + 1);
+std::string record_where(const DataSource& source, size_t index) {
+  if (source.extension() == ".parquet") return fmt::format("{} row {}", source.where(), index);
+  return fmt::format("{} line {}", source.where(), index + 1);
 }
 
 const nlohmann::json& record_field(const nlohmann::json& record, std::string_view field, const std::string& where) {

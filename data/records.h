@@ -15,15 +15,20 @@
 #include <string_view>
 #include <vector>
 
+#include "data/data_source.h"
+
 namespace foxeval {
 
 // Every record of the whole file, in file order. The extension (.jsonl or .parquet) picks the
-// format. A path through a .zip archive ("data.zip/data/trec.jsonl", data/zip_archive.h) reads that
-// .jsonl member in place. Errors are foxeval::Error naming the file and the line (jsonl, 1-based) or row (parquet).
-std::vector<nlohmann::json> read_records(const std::string& path);
+// format. A .zip member (data/data_source.h) is read in place and must be .jsonl. Errors are
+// foxeval::Error naming the file (or archive and member) and the line (jsonl, 1-based) or row (parquet).
+std::vector<nlohmann::json> read_records(const DataSource& source);
+inline std::vector<nlohmann::json> read_records(const std::string& path) { return read_records(DataSource::on_disk(path)); }
 
-// Where record `index` of `path` is, for messages: "FILE line N" (.jsonl) or "FILE row N" (.parquet).
-std::string record_where(const std::string& path, size_t index);
+// Where record `index` is, for messages: "FILE line N" (.jsonl) or "FILE row N" (.parquet); FILE is
+// "ARCHIVE:MEMBER" for a member.
+std::string record_where(const DataSource& source, size_t index);
+inline std::string record_where(const std::string& path, size_t index) { return record_where(DataSource::on_disk(path), index); }
 
 // The record's field, or Error("WHERE: missing field 'x'"), with `where` from record_where.
 const nlohmann::json& record_field(const nlohmann::json& record, std::string_view field, const std::string& where);

@@ -3,14 +3,9 @@
 #include <fmt/format.h>
 #include <zip.h>
 
-#include <cctype>
-#include <filesystem>
-#include <iterator>
 #include <memory>
 
 #include "data/errors.h"
-
-namespace fs = std::filesystem;
 
 namespace foxeval {
 namespace {
@@ -73,24 +68,6 @@ std::string read_zip_member(const std::string& zip_path, const std::string& memb
     out.append(buf, static_cast<size_t>(got));
   }
   return out;
-}
-
-std::optional<std::pair<std::string, std::string>> split_zip_path(const std::string& path) {
-  const fs::path p(path);
-  fs::path prefix;
-  for (auto it = p.begin(); it != p.end(); ++it) {
-    prefix /= *it;
-    std::string ext = it->extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (ext != ".zip") continue;
-    std::error_code ec;
-    if (!fs::is_regular_file(prefix, ec)) continue;
-    fs::path member;
-    for (auto rest = std::next(it); rest != p.end(); ++rest) member /= *rest;
-    if (member.empty()) return std::nullopt;
-    return std::make_pair(prefix.string(), member.generic_string());
-  }
-  return std::nullopt;
 }
 
 }  // namespace foxeval

@@ -2,9 +2,7 @@
 // LongBench's data.zip holds data/{task}.jsonl. Nothing is extracted to disk.
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace foxeval {
@@ -20,9 +18,5 @@ std::vector<std::string> zip_member_names(const std::string& zip_path);
 // One member's bytes. Error naming the archive and the member when it is missing, corrupt (CRC) or
 // larger than `max_bytes`.
 std::string read_zip_member(const std::string& zip_path, const std::string& member, uint64_t max_bytes = kMaxZipMemberBytes);
-
-// A path that reaches into an archive, "DIR/data.zip/data/trec.jsonl": the first prefix ending in
-// ".zip" that is a regular file, and the member below it. nullopt for ordinary paths.
-std::optional<std::pair<std::string, std::string>> split_zip_path(const std::string& path);
 
 }  // namespace foxeval

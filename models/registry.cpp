@@ -1,5 +1,6 @@
 #include "models/registry.h"
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -48,7 +49,8 @@ void announce(const std::string& dir, const ModelDigest& digest, const CausalLM&
   std::string pruning;
   for (const auto& [key, value] : info.settings)
     if (key == "log_pruning_tolerance") pruning = value;
-  std::string numerics = fmt::format("device {}, dtype {}", options.device, options.dtype);
+  // The CPU threads as set (cli --threads, OMP_NUM_THREADS or the usable cores), not as asked.
+  std::string numerics = fmt::format("device {}, dtype {}, threads {}", options.device, options.dtype, at::get_num_threads());
   if (!options.chosen.empty()) numerics += " (" + options.chosen + ")";
   if (info.family.rfind("FoX", 0) == 0)
     numerics += pruning.empty() ? ", pruning off" : ", log_pruning_tolerance " + pruning;

@@ -54,6 +54,15 @@ struct GenerationAnswer {
   StopReason reason = StopReason::length;
 };
 
+// What one generate_until call has done so far, passed to GenerateUntilOptions::on_progress after
+// every prefill and every decode run (steps_per_look steps): a task can show progress inside a
+// group of long generations, where no request may finish for minutes.
+struct GenerationProgress {
+  int64_t requests_done = 0;  // of this call's requests
+  int64_t new_tokens = 0;     // tokens generated so far, every row (a stop token counts: it took a step)
+  GenerateStats stats;        // prompt tokens prefilled, prefill and decode seconds so far
+};
+
 struct GenerateUntilOptions {
   int64_t max_batch = 64;          // decoding slots (rows decoded together) at most
   int64_t max_batch_tokens = 0;    // slots x capacity at most; 0: as many as fit the GPU's memory
@@ -62,6 +71,7 @@ struct GenerateUntilOptions {
   int64_t steps_per_look = 16;     // decode steps between two looks of the host at the tokens
   double gpu_memory_fraction = 0.9;  // of the GPU's memory, for weights + slots + activations
   bool cuda_graphs = true;         // capture the decode step in a CUDA graph (GPU)
+  std::function<void(const GenerationProgress&)> on_progress;  // optional; never changes an answer
 };
 
 // The scheduler's memory plan for one bucket, as generate_until makes it with the device memory in

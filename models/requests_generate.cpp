@@ -54,6 +54,7 @@ GenerateStats generate_batched(CausalLM& model, const std::vector<GenerationRequ
   });
   const int64_t max_tokens = options.max_batch_tokens > 0 ? options.max_batch_tokens : INT64_MAX;
   GenerateStats total;
+  GenerationProgress progress;
   size_t start = 0;
   while (start < order.size()) {
     const GenerationRequest& first = requests[order[start]];
@@ -77,8 +78,12 @@ GenerateStats generate_batched(CausalLM& model, const std::vector<GenerationRequ
     total.prompt_tokens += stats.prompt_tokens;
     for (size_t k = start; k < end; ++k) {
       Generation& g = out[k - start];
+      progress.new_tokens += static_cast<int64_t>(g.ids.size()) + (g.reason == StopReason::eos ? 1 : 0);
+      ++progress.requests_done;
       on_done(order[k], GenerationAnswer{std::move(g.ids), g.reason});
     }
+    progress.stats = total;
+    if (options.on_progress) options.on_progress(progress);
     start = end;
   }
   return total;
@@ -224,6 +229,7 @@ class Scheduler {
           decoder.set_token(s, first);
           rows[s] = std::move(a);
         }
+        if (prefilled > 0) report();
         if (!any_active(rows)) {
           if (queue.empty()) return;
           continue;
@@ -247,6 +253,7 @@ class Scheduler {
               break;
             }
         }
+        report();
       }
     } catch (...) {
       requeue();
@@ -285,6 +292,7 @@ class Scheduler {
   // Takes `token` as the row's next token; true when the request is finished.
   bool accept(Active& a, int64_t token) {
     const GenerationRequest& r = requests_[a.request];
+    ++progress_.new_tokens;
     if (std::find(r.stop_ids.begin(), r.stop_ids.end(), token) != r.stop_ids.end()) {
       a.answer.reason = StopReason::eos;
       return true;
@@ -297,7 +305,16 @@ class Scheduler {
     return false;
   }
 
-  void finish(Active& a) { on_done_(a.request, a.answer); }
+  void finish(Active& a) {
+    ++progress_.requests_done;
+    on_done_(a.request, a.answer);
+  }
+
+  void report() {
+    if (!opt_.on_progress) return;
+    progress_.stats = stats_;
+    opt_.on_progress(progress_);
+  }
 
   CausalLM& model_;
   const std::vector<GenerationRequest>& requests_;
@@ -306,6 +323,7 @@ class Scheduler {
   at::Device device_;
   int64_t budget_ = 0;  // memory_budget(): device bytes the slots may take (CUDA)
   GenerateStats stats_;
+  GenerationProgress progress_;
 };
 
 }  // namespace

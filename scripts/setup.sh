@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs what foxeval needs on Debian 12 (idempotent), then configures and builds build/.
+# Usage: scripts/setup.sh [TARGET...]   (CMake targets; default: all of them, tests included.
+#        scripts/quickstart.sh builds only `foxeval`, scripts/test.sh everything.)
 #   Debian packages: compilers, CMake/Ninja, CLI11, nlohmann/json, re2, fmt, doctest, blosc,
 #   libcurl (the NIAH judge's HTTP client), libzip (LongBench's data.zip), libssl-dev (OpenSSL's
 #   SHA-256 for the content digests of models and data), python3-jieba (the
@@ -63,4 +65,8 @@ gen=""; command -v ninja >/dev/null && gen="-G Ninja"
 if [ ! -f build/CMakeCache.txt ]; then
   cmake -S . -B build $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" >/dev/null
 fi
-cmake --build build -j "$(nproc)"
+echo "[setup] packages installed and build configured after $SECONDS s" >&2
+targets=""
+for t in "$@"; do targets="$targets --target $t"; done
+cmake --build build -j "$(nproc)" $targets
+echo "[setup] built ${*:-every target} after $SECONDS s" >&2

@@ -23,6 +23,16 @@ const std::set<std::string> kNotMetrics = {"header",  "identity",       "model_i
 const std::vector<std::pair<std::string, std::string>> kContentDigests = {{"model_digest", "model"},
                                                                           {"data_digest", "data"}};
 
+// How a loss run's data was stored, from its description ("npy:PATH dtype=..." -> "npy", "zarr:..."
+// -> "zarr"; data/token_rows.h describe()); "" for anything else.
+std::string storage_format(const nlohmann::json& data) {
+  if (!data.is_string()) return "";
+  const std::string s = data.get<std::string>();
+  for (const char* format : {"npy", "zarr"})
+    if (s.rfind(std::string(format) + ":", 0) == 0) return format;
+  return "";
+}
+
 // "fnv1a64:0123..." or "sha256:abcd...": the algorithm of a digest string, or "" for any other value.
 std::string digest_algorithm(const nlohmann::json& v) {
   if (!v.is_string()) return "";
@@ -140,6 +150,15 @@ SettingsComparison compare_result_settings(const nlohmann::json& result, const n
     if (in_r && in_b) {
       // Both say what they read: where it lay (a path, or a description holding one) is information.
       if (digest == "data_digest") {
+        const std::string format_r = storage_format(rs.value("data", nlohmann::json())),
+                          format_b = storage_format(bs.value("data", nlohmann::json()));
+        if (rs[digest] != bs[digest] && !format_r.empty() && !format_b.empty() && format_r != format_b)
+          c.notes.push_back(fmt::format(
+              "the data digests differ, and the baseline read {} data while the result read {}: a data digest covers "
+              "the files as stored (a .npy's header and rows; a zarr array's .zarray and compressed chunks), so the "
+              "same tokens stored both ways digest differently. If both hold the same tokens, compare with "
+              "--ignore-settings",
+              format_b, format_r));
         rs.erase("data");
         bs.erase("data");
       }

@@ -47,6 +47,12 @@ nlohmann::json run_file_header(const RunFileKind& kind, const std::string& task,
   return {{&kind == &kJournal ? "foxeval_journal" : "foxeval_state", 1}, {"task", task}, {"identity", identity}};
 }
 
+// A rank's own share of a distributed run, once at its end (its progress lines count every rank's items).
+void say_rank_share(const std::string& task, int64_t rank, int64_t finished_here) {
+  std::fprintf(stderr, "[%s rank %lld] %lld items finished by this rank\n", task.c_str(), static_cast<long long>(rank),
+               static_cast<long long>(finished_here));
+}
+
 // Refuses a journal/state made for another task or identity, naming the fields that differ.
 void check_run_file_header(const RunFileKind& kind, const std::string& path, const nlohmann::json& got,
                            const std::string& task, const nlohmann::json& identity) {
@@ -55,8 +61,11 @@ void check_run_file_header(const RunFileKind& kind, const std::string& path, con
   for (auto it = want.begin(); same && it != want.end(); ++it) same = got.contains(it.key()) && got[it.key()] == it.value();
   if (same) return;
   const nlohmann::json theirs = got.is_object() ? got.value("identity", nlohmann::json::object()) : nlohmann::json::object();
-  throw Error(fmt::format("{}: was made with other settings, model or data; refusing to resume ({})", path,
-                          diff_fields(theirs.is_object() ? theirs : nlohmann::json::object(), identity).dump()));
+  // The way out, after what differs: the saved work belongs to the other settings.
+  throw Error(fmt::format("{}: was made with other settings, model or data; refusing to resume ({}). To continue it, "
+                          "rerun with the settings it was made with; to start this run afresh, delete {} or give "
+                          "another --out",
+                          path, diff_fields(theirs.is_object() ? theirs : nlohmann::json::object(), identity).dump(), path));
 }
 
 std::string run_file_path(const RunFileKind& kind, const std::string& out_path, int64_t rank) {
@@ -338,8 +347,8 @@ std::vector<size_t> Runner::claim_batch(size_t n) {
     return out;
   }
   const bool first = !claimed_;
-  if (first)  // progress now counts this rank's items of all ranks' open ones
-    progress_ = Progress(fmt::format("{} rank {} (of all ranks' items)", task_, dist_->rank()),
+  if (first)  // progress now counts every rank's items (after_finish), of all ranks' open ones
+    progress_ = Progress(fmt::format("{} rank {}, all ranks", task_, dist_->rank()),
                          static_cast<int64_t>(claim_order_.size()), settings_.progress_unit);
   claimed_ = true;
   if (first) dist_->before_first_claim();
@@ -387,8 +396,14 @@ void Runner::finish(const std::string& id, const ReducerState& contribution, dou
 void Runner::after_finish(const std::string& id, double work) {
   finished_.insert(id);
   ++finished_here_;
-  ++done_count_;
-  work_ += work;
+  if (dist_ && claimed_) {
+    // Progress counts every rank's items (claim_batch's line): totals kept in the store.
+    done_count_ = dist_->add(scope_ + "/progress_done", 1);
+    work_ = static_cast<double>(dist_->add(scope_ + "/progress_work", std::llround(work)));
+  } else {
+    ++done_count_;
+    work_ += work;
+  }
   progress_.update(done_count_, work_);
 }
 
@@ -415,8 +430,9 @@ void Runner::interrupt() const {
   const std::string why = sig != 0           ? fmt::format("interrupted by signal {}", sig)
                           : !fault.empty()   ? fmt::format("rank {} stops: {}", dist_->rank(), fault)
                                              : std::string("stopped as asked");
-  throw RunInterrupted(fmt::format("{}: {}; {} of {} items done and saved in {}; run again with --resume", task_, why,
-                                   done_count_, shard_total_, journal_path()));
+  const std::string done = dist_ && claimed_ ? fmt::format("{} of {} items done by all ranks", done_count_, claim_order_.size())
+                                             : fmt::format("{} of {} items done", done_count_, shard_total_);
+  throw RunInterrupted(fmt::format("{}: {}; {} and saved in {}; run again with --resume", task_, why, done, journal_path()));
 }
 
 // Every item this process had to do is finished (with claim() in a distributed run, the shared
@@ -438,8 +454,9 @@ nlohmann::json Runner::shard_part(nlohmann::json payload, double elapsed) const 
 nlohmann::json Runner::complete(const ResultBuilder& build) {
   if (reducer_) throw Error(fmt::format("internal: {} runs in reducer mode: complete it with a finish", task_));
   check_finished();
-  progress_.update(done_count_, work_, true);
+  if (!dist_) progress_.update(done_count_, work_, true);  // a distributed run's: rank 0's, once all ranks are done
   if (dist_) {
+    say_rank_share(task_, dist_->rank(), finished_here_);
     std::fflush(journal_);
     ::fsync(fileno(journal_));
     return complete_distributed(
@@ -484,8 +501,9 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
 nlohmann::json Runner::complete(const ReducerFinish& finish) {
   if (!reducer_) throw Error(fmt::format("internal: {} runs in record mode: complete it with a result builder", task_));
   check_finished();
-  progress_.update(done_count_, work_, true);
+  if (!dist_) progress_.update(done_count_, work_, true);
   if (dist_) {
+    say_rank_share(task_, dist_->rank(), finished_here_);
     save_state();  // what this rank did is safe until rank 0 has written the result
     return complete_distributed(
         with_pruning({{"done", own_done_}, {"state", state_->to_json()}, {"elapsed_s", elapsed_seconds()}}, settings_.model),
@@ -540,6 +558,8 @@ nlohmann::json Runner::complete_distributed(
         elapsed = std::max(elapsed, others.back().at("elapsed_s").get<double>());
       }
       out = build_all(others, elapsed);
+      // Every rank has posted its part: all open items are done.
+      if (claimed_) progress_.update(static_cast<int64_t>(claim_order_.size()), work_, true);
       out["header"] = result_header(task_, identity_, elapsed);
       out["header"]["world_size"] = dist_->world();
       nlohmann::json pruning = mine.value("pruning", nlohmann::json());

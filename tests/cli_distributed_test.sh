@@ -89,9 +89,9 @@ env RANK=0 WORLD_SIZE=2 "$FOXEVAL" --nproc-per-node 2 "${grid[@]}" --out "$tmp/x
 [ $rc -eq 2 ] && grep -q "already one of a launcher's ranks (RANK=0)" "$tmp/err" && [ ! -f "$tmp/x.json" ] && ok || bad "--nproc-per-node under another launcher refused (rc $rc)"
 
 # ---- longbench and lm-eval: records / documents taken in batches from the shared counter ----
-# Both ranks take batches (their progress lines count items), and the result equals the
+# Both ranks take batches (each says how many items it finished), and the result equals the
 # one-process run bit for bit: the k-th batch holds the same items whichever rank takes it.
-worked() { grep -q "rank 0 (of all ranks' items)\] [1-9]" "$1" && grep -q "rank 1 (of all ranks' items)\] [1-9]" "$1"; }
+worked() { grep -q "rank 0\] [1-9][0-9]* items finished by this rank" "$1" && grep -q "rank 1\] [1-9][0-9]* items finished by this rank" "$1"; }
 # 12 records, --batch-size 2: batches of 8 (4 x the slots) then 4, two slots decoding together.
 LB=(longbench run --model ../shared/fixtures/trained/fox_pro_tiny_pg --data tests/fixtures/longbench/data --tasks qasper,trec,lcc,samsum
   --max-length 512 --max-new-tokens 4 --batch-size 2 --device cpu)

@@ -16,7 +16,7 @@ expect_ok "loss with the defaults" "$FOXEVAL" loss --model $fox --data $data --b
 line="$(grep '^\[foxeval\] model ' "$tmp/err")"
 [ "$(grep -c '^\[foxeval\] model ' "$tmp/err")" -eq 1 ] && ok || bad "one announcement line"
 if ! command -v nvidia-smi >/dev/null 2>&1; then
-  case "$line" in *"device cpu, dtype float32 (device auto: no CUDA device; dtype auto: float32 on the CPU)"*) ok ;;
+  case "$line" in *"device cpu, dtype float32, threads "[0-9]*" (device auto: no CUDA device; dtype auto: float32 on the CPU; threads: "*) ok ;;
     *) bad "announcement names device and dtype and how auto chose them: $line" ;; esac
 fi
 case "$line" in *"(sha256:"*"hashed): FoX (Pro), 174.3K parameters"*"settings --seq-len 512 --bos-id 0"*) ok ;;

@@ -118,7 +118,7 @@ expect_ok "--limit as a fraction" "$FOXEVAL" lm-eval requests --tasks piqa --dat
 [ "$(wc -l <"$tmp/req_f.jsonl")" -eq 4 ] && ok || bad "--limit 0.3 of 4 docs: ceil(1.2) = 2 docs, 4 requests"
 
 # lm-eval's spellings and its --output_path tree.
-expect_ok "lm-eval spellings" hf "$FOXEVAL" lm-eval run --model_args pretrained=$model,dtype=float32 --tasks piqa,wikitext,winogrande \
+expect_ok "lm-eval spellings" hf "$FOXEVAL" lm-eval run --model hf --model_args pretrained=$model,dtype=float32 --tasks piqa,wikitext,winogrande \
   --batch_size auto --limit 2 --max-length 256 --output_path "$tmp/tree" --log_samples
 tree="$tmp/tree/..__shared__fixtures__trained__fox_pro_tiny_pg"
 ls "$tree"/results_*.json >/dev/null 2>&1 && ok || bad "--output_path: DIR/{model_name_sanitized}/results_{date}.json"

@@ -83,7 +83,7 @@ TEST_CASE("longbench prompts: cuts through surrogate pairs and escapes equal pre
   const longbench::TaskConfig config = longbench::load_task_config(longbench::bundled_config_dir());
   std::map<std::string, std::vector<longbench::Record>> records;
   for (const char* task : {"multifieldqa_zh", "qasper", "samsum"})
-    records[task] = longbench::read_task_records((kFixtures / "data" / (std::string(task) + ".jsonl")).string());
+    records[task] = longbench::read_task_records(DataSource::on_disk((kFixtures / "data" / (std::string(task) + ".jsonl")).string()));
   for (const nlohmann::json& g : golden) {
     const std::string task = g["task"];
     CAPTURE(task);
@@ -159,23 +159,23 @@ TEST_CASE("longbench data: a malformed line or a missing field names file, line 
   const std::string good =
       R"({"input": "q", "context": "c", "answers": ["a"], "length": 5, "dataset": "trec", "language": "en", "all_classes": null, "_id": "x"})";
   write_file(dir.path / "trec.jsonl", good + "\n" + good + "\n{\"input\": \n");
-  std::string err = error_of<Error>([&] { longbench::read_task_records(longbench::task_data_path(dir.path.string(), "trec", false)); });
+  std::string err = error_of<Error>([&] { longbench::read_task_records(longbench::task_data_source(dir.path.string(), "trec", false)); });
   CHECK(err.find("trec.jsonl line 3") != std::string::npos);
 
   nlohmann::json bad = nlohmann::json::parse(good);
   bad.erase("answers");
   write_file(dir.path / "trec.jsonl", good + "\n" + bad.dump() + "\n");
-  err = error_of<Error>([&] { longbench::read_task_records((dir.path / "trec.jsonl").string()); });
+  err = error_of<Error>([&] { longbench::read_task_records(DataSource::on_disk((dir.path / "trec.jsonl").string())); });
   CHECK(err.find("trec.jsonl line 2") != std::string::npos);
   CHECK(err.find("'answers'") != std::string::npos);
 
   bad = nlohmann::json::parse(good);
   bad["length"] = "5";
   write_file(dir.path / "trec.jsonl", bad.dump() + "\n");
-  err = error_of<Error>([&] { longbench::read_task_records((dir.path / "trec.jsonl").string()); });
+  err = error_of<Error>([&] { longbench::read_task_records(DataSource::on_disk((dir.path / "trec.jsonl").string())); });
   CHECK(err.find("line 1: field 'length'") != std::string::npos);
 
-  CHECK(error_of<Error>([&] { longbench::task_data_path(dir.path.string(), "qasper", true); }).find("qasper_e.jsonl") != std::string::npos);
+  CHECK(error_of<Error>([&] { longbench::task_data_source(dir.path.string(), "qasper", true); }).find("qasper_e.jsonl") != std::string::npos);
 }
 
 TEST_CASE("longbench files: pred lines and result.json are byte-equal to Python's json.dump") {

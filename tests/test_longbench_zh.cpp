@@ -188,7 +188,8 @@ TEST_CASE("longbench data: records and data.zip as LongBench releases them") {
       R"({"input": "q", "context": "c", "answers": [15], "length": 5, "dataset": "passage_count", "language": "en", "all_classes": null, "_id": "x"})";
   write_file(dir.path / "data" / "passage_count.jsonl", record + "\n" + record + "\n");
   // Numbers among the answers are read; a list inside the answers is not an answer.
-  const std::vector<lb::Record> records = lb::read_task_records((dir.path / "data" / "passage_count.jsonl").string());
+  const foxeval::DataSource file = foxeval::DataSource::on_disk((dir.path / "data" / "passage_count.jsonl").string());
+  const std::vector<lb::Record> records = lb::read_task_records(file);
   REQUIRE(records.size() == 2);
   CHECK(lb::answers_of(records[0].data) == std::vector<std::string>{"15"});
   CHECK(records[0].data.at("answers").dump() == "[15]");
@@ -196,21 +197,33 @@ TEST_CASE("longbench data: records and data.zip as LongBench releases them") {
              R"({"input": "q", "context": "c", "answers": [[1]], "length": 5, "dataset": "d", "language": "en", "all_classes": null, "_id": "x"})"
              "\n");
   CHECK(foxeval::test::error_of<foxeval::Error>([&] {
-          lb::read_task_records((dir.path / "bad" / "passage_count.jsonl").string());
+          lb::read_task_records(foxeval::DataSource::on_disk((dir.path / "bad" / "passage_count.jsonl").string()));
         }).find("line 1: field 'answers' must be a list of strings or numbers") != std::string::npos);
 
-  // A path into an archive is read in place; errors name the archive and the member.
+  // A member of an archive is read in place; errors name the archive and the member. Its digest is
+  // its unzipped file's (same name, same bytes).
   const std::string zip = (dir.path / "data.zip").string();
   write_zip(zip, {{"data/", ""}, {"data/passage_count.jsonl", record + "\n"}, {"README", "x"}});
   CHECK(foxeval::zip_member_names(zip) == std::vector<std::string>{"data/passage_count.jsonl", "README"});
-  const std::string member = lb::task_data_path(zip, "passage_count", false);
-  CHECK(member == (fs::path(zip) / "data/passage_count.jsonl").string());
-  CHECK(foxeval::split_zip_path(member) == std::make_pair(zip, std::string("data/passage_count.jsonl")));
+  const foxeval::DataSource member = lb::task_data_source(zip, "passage_count", false);
+  CHECK(member == foxeval::DataSource::zip_member(zip, "data/passage_count.jsonl"));
+  CHECK(member.name() == "passage_count.jsonl");
   const std::vector<lb::Record> from_zip = lb::read_task_records(member);
   REQUIRE(from_zip.size() == 1);
   CHECK(from_zip[0].data == records[0].data);
-  CHECK(foxeval::record_where(member, 0) == member + " line 1");
-  CHECK(foxeval::test::error_of<foxeval::Error>([&] { lb::task_data_path(zip, "trec", false); })
+  CHECK(foxeval::record_where(member, 0) == zip + ":data/passage_count.jsonl line 1");
+  write_file(dir.path / "one" / "passage_count.jsonl", record + "\n");
+  const foxeval::DataSource unzipped = lb::task_data_source((dir.path / "one").string(), "passage_count", false);
+  CHECK(!unzipped.in_zip());
+  CHECK(member.sha256() == unzipped.sha256());
+  CHECK(foxeval::digest_sources({member}) == foxeval::digest_sources({unzipped}));
+  CHECK(foxeval::digest_sources({member}) != foxeval::digest_sources({file}));  // other bytes
+  // A member that is not .jsonl is refused by name (parquet is read from files only).
+  write_zip((dir.path / "pq.zip").string(), {{"data/trec.parquet", "x"}});
+  CHECK(foxeval::test::error_of<foxeval::Error>([&] {
+          foxeval::read_records(foxeval::DataSource::zip_member((dir.path / "pq.zip").string(), "data/trec.parquet"));
+        }).find("pq.zip:data/trec.parquet: inside a .zip archive records are read from .jsonl members") != std::string::npos);
+  CHECK(foxeval::test::error_of<foxeval::Error>([&] { lb::task_data_source(zip, "trec", false); })
             .find("the archive has no trec.jsonl") != std::string::npos);
   CHECK(foxeval::test::error_of<foxeval::Error>([&] { foxeval::read_zip_member(zip, "data/passage_count.jsonl", 10); })
             .find("more than the 10 foxeval reads") != std::string::npos);
@@ -218,11 +231,10 @@ TEST_CASE("longbench data: records and data.zip as LongBench releases them") {
             .find("no member 'nope'") != std::string::npos);
   const std::string twice = (dir.path / "twice.zip").string();
   write_zip(twice, {{"a/trec.jsonl", record}, {"b/trec.jsonl", record}});
-  CHECK(foxeval::test::error_of<foxeval::Error>([&] { lb::task_data_path(twice, "trec", false); })
+  CHECK(foxeval::test::error_of<foxeval::Error>([&] { lb::task_data_source(twice, "trec", false); })
             .find("2 members named trec.jsonl") != std::string::npos);
-  CHECK(!foxeval::split_zip_path((dir.path / "data" / "passage_count.jsonl").string()));
   CHECK(foxeval::test::error_of<foxeval::Error>([&] { foxeval::zip_member_names((dir.path / "data" / "passage_count.jsonl").string()); })
             .find("cannot open as a zip archive") != std::string::npos);
-  CHECK(foxeval::test::error_of<foxeval::Error>([&] { lb::task_data_path((dir.path / "data" / "passage_count.jsonl").string(), "x", false); })
+  CHECK(foxeval::test::error_of<foxeval::Error>([&] { lb::task_data_source((dir.path / "data" / "passage_count.jsonl").string(), "x", false); })
             .find("data/ folder or its data.zip") != std::string::npos);
 }

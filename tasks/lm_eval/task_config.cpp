@@ -63,13 +63,53 @@ const std::map<std::string, TaskConfig>& task_configs() {
   return configs;
 }
 
+namespace {
+
+// tasks.json's "groups": name -> lm-eval's member tasks (or the paper's, for "all").
+std::map<std::string, std::vector<std::string>> load_groups() {
+  const std::string path = tasks_json_path();
+  const nlohmann::json j = read_json(path);
+  std::map<std::string, std::vector<std::string>> out;
+  if (!j.contains("groups")) return out;
+  try {
+    for (auto it = j.at("groups").begin(); it != j.at("groups").end(); ++it)
+      if (it.key() != "note") out[it.key()] = it.value().at("tasks").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: malformed task groups: {}", path, e.what()));
+  }
+  return out;
+}
+
+const std::map<std::string, std::vector<std::string>>& task_groups() {
+  static const std::map<std::string, std::vector<std::string>> groups = load_groups();
+  return groups;
+}
+
+// A name of --tasks: one task, or a group's tasks when foxeval runs every member.
+std::vector<std::string> expand_task_name(const std::string& name) {
+  const auto& groups = task_groups();
+  auto g = groups.find(name);
+  if (g == groups.end() || task_configs().count(name)) return {name};
+  std::vector<std::string> have, lack;
+  for (const std::string& t : g->second) (task_configs().count(t) ? have : lack).push_back(t);
+  if (!lack.empty())
+    throw Error(fmt::format("--tasks: lm-eval's '{}' also holds {}, which foxeval does not run (not a task of the "
+                            "paper); name the tasks instead: --tasks {}",
+                            name, fmt::join(lack, ", "), have.empty() ? std::string("...") : fmt::format("{}", fmt::join(have, ","))));
+  return g->second;
+}
+
+}  // namespace
+
 const TaskConfig& task_config(const std::string& name) {
   const auto& all = task_configs();
   auto it = all.find(name);
   if (it == all.end()) {
     std::vector<std::string> names;
     for (const auto& [n, c] : all) names.push_back(n);
-    throw Error(fmt::format("--tasks: unknown task '{}' (known: {})", name, fmt::join(names, ", ")));
+    std::vector<std::string> groups;
+    for (const auto& [g, members] : task_groups()) groups.push_back(g);
+    throw Error(fmt::format("--tasks: unknown task '{}' (known: {}; groups: {})", name, fmt::join(names, ", "), fmt::join(groups, ", ")));
   }
   return it->second;
 }
@@ -83,8 +123,11 @@ std::vector<TaskConfig> parse_task_list(const std::string& list) {
     if (end == std::string::npos) end = list.size();
     const std::string name = list.substr(start, end - start);
     if (name.empty()) throw Error(fmt::format("--tasks: empty task name in '{}'", list));
-    if (!seen.insert(name).second) throw Error(fmt::format("--tasks: task '{}' given twice", name));
-    out.push_back(task_config(name));
+    for (const std::string& task : expand_task_name(name)) {
+      if (!seen.insert(task).second)
+        throw Error(fmt::format("--tasks: task '{}' given twice{}", task, task == name ? "" : fmt::format(" (also in '{}')", name)));
+      out.push_back(task_config(task));
+    }
     start = end + 1;
   }
   return out;

@@ -38,7 +38,9 @@ const std::map<std::string, TaskConfig>& task_configs();
 // One task; an unknown name is an error listing the known ones.
 const TaskConfig& task_config(const std::string& name);
 
-// "a,b,c" -> configs, in the order given; duplicates and unknown names are errors.
+// "a,b,c" -> configs, in the order given; duplicates and unknown names are errors. A name may be a
+// group of tasks.json: "all" (the paper's 11) or an lm-eval tag whose members foxeval all runs
+// ("ai2_arc"); a tag holding other tasks ("lambada", "super-glue-lm-eval-v1") is refused, naming them.
 std::vector<TaskConfig> parse_task_list(const std::string& list);
 
 }  // namespace foxeval::lm_eval

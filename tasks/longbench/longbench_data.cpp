@@ -52,8 +52,8 @@ void check_record(const nlohmann::json& r, const std::string& where) {
 namespace {
 
 // LongBench's data.zip as released: data/{task}.jsonl (also accepted at the top or one other folder
-// deep). Returns the path into the archive (data/records.h reads it in place).
-std::string task_member_path(const std::string& zip, const std::string& stem) {
+// deep).
+DataSource task_member(const std::string& zip, const std::string& stem) {
   const std::string want = stem + ".jsonl";
   std::vector<std::string> hits;
   for (const std::string& name : zip_member_names(zip)) {
@@ -61,7 +61,7 @@ std::string task_member_path(const std::string& zip, const std::string& stem) {
     const bool shallow = slash == std::string::npos || name.find('/', slash + 1) == std::string::npos;
     if (shallow && fs::path(name).filename() == want) hits.push_back(name);
   }
-  if (hits.size() == 1) return (fs::path(zip) / hits[0]).string();
+  if (hits.size() == 1) return DataSource::zip_member(zip, hits[0]);
   if (hits.empty())
     throw Error(fmt::format("--data {}: the archive has no {} (LongBench's data.zip holds data/{})", zip, want, want));
   throw Error(fmt::format("--data {}: the archive has {} members named {} ({}, ...); unzip it and pass the folder", zip,
@@ -70,20 +70,20 @@ std::string task_member_path(const std::string& zip, const std::string& stem) {
 
 }  // namespace
 
-std::string task_data_path(const std::string& dir, const std::string& task, bool e) {
+DataSource task_data_source(const std::string& dir, const std::string& task, bool e) {
   const std::string stem = e ? task + "_e" : task;
   std::error_code ec;
   if (fs::is_regular_file(dir, ec)) {
-    if (fs::path(dir).extension() == ".zip") return task_member_path(dir, stem);
+    if (fs::path(dir).extension() == ".zip") return task_member(dir, stem);
     throw Error(fmt::format("--data {}: expected LongBench's data/ folder or its data.zip, not another file", dir));
   }
   const fs::path jsonl = fs::path(dir) / (stem + ".jsonl"), parquet = fs::path(dir) / (stem + ".parquet");
-  if (fs::is_regular_file(jsonl, ec)) return jsonl.string();
-  if (fs::is_regular_file(parquet, ec)) return parquet.string();
+  if (fs::is_regular_file(jsonl, ec)) return DataSource::on_disk(jsonl.string());
+  if (fs::is_regular_file(parquet, ec)) return DataSource::on_disk(parquet.string());
   throw Error(fmt::format("--data {}: task '{}' has neither {} nor {}", dir, task, jsonl.string(), parquet.string()));
 }
 
-std::vector<Record> read_task_records(const std::string& path) {
+std::vector<Record> read_task_records(const DataSource& path) {
   std::vector<nlohmann::json> rows = read_records(path);
   std::vector<Record> records;
   records.reserve(rows.size());

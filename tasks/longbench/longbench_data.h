@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "data/data_source.h"
+
 namespace foxeval::longbench {
 
 struct Record {
@@ -16,14 +18,15 @@ struct Record {
 };
 
 // DIR/{task}.jsonl (DIR/{task}_e.jsonl when `e`), else the .parquet beside it; the error names both
-// when neither exists. DIR may also be LongBench's data.zip itself: the path into the archive
-// (DIR/data/{task}.jsonl, read in place by data/records.h).
-std::string task_data_path(const std::string& dir, const std::string& task, bool e);
+// when neither exists. DIR may also be LongBench's data.zip itself: its member data/{task}.jsonl
+// (also at the top or in one other folder: zips made from inside data/, or of a renamed folder),
+// read in place.
+DataSource task_data_source(const std::string& dir, const std::string& task, bool e);
 
 // Reads and checks every record: input, context, dataset, language, _id strings; answers a list of
 // JSON scalars (LongBench's passage_count files carry numbers; they are scored as Python's str()); length an integer; all_classes null or a list of strings. Errors name the file, the line
 // (or row) and the field.
-std::vector<Record> read_task_records(const std::string& path);
+std::vector<Record> read_task_records(const DataSource& source);
 
 // all_classes as the metrics take it (null -> empty).
 std::vector<std::string> all_classes_of(const nlohmann::json& record);

@@ -23,14 +23,14 @@ PromptSet build_prompt_set(const PromptSettings& s, const Gpt2Tokenizer& tok) {
   PromptSet set;
   set.config = load_task_config(s.config_dir.empty() ? bundled_config_dir() : s.config_dir);
   set.tasks = select_tasks(set.config, s.tasks, s.e);
-  std::map<std::string, std::string> path_of;
+  std::map<std::string, DataSource> source_of;
   for (const std::string& task : set.tasks) {
-    const std::string path = task_data_path(s.data_dir, task, s.e);
-    path_of[task] = path;
-    set.data_files.push_back(path);
-    std::vector<Record> records = read_task_records(path);
+    const DataSource source = task_data_source(s.data_dir, task, s.e);
+    source_of[task] = source;
+    set.data_sources.push_back(source);
+    std::vector<Record> records = read_task_records(source);
     if (records.empty())
-      throw Error(fmt::format("{}: no records (task '{}'); LongBench's files hold one JSON object per line", path, task));
+      throw Error(fmt::format("{}: no records (task '{}'); LongBench's files hold one JSON object per line", source.where(), task));
     if (s.limit >= 0 && static_cast<int64_t>(records.size()) > s.limit) records.resize(static_cast<size_t>(s.limit));
     for (Record& r : records) set.prompts.push_back({task, std::move(r), {}});
   }
@@ -39,7 +39,7 @@ PromptSet build_prompt_set(const PromptSettings& s, const Gpt2Tokenizer& tok) {
   for (size_t i = 0; i < set.prompts.size(); ++i) {
     const Prompt& p = set.prompts[i];
     texts[i] = format_template(set.config.prompt.at(p.task), p.record.data,
-                               fmt::format("{} (task '{}')", record_where(path_of.at(p.task), static_cast<size_t>(p.record.index)), p.task));
+                               fmt::format("{} (task '{}')", record_where(source_of.at(p.task), static_cast<size_t>(p.record.index)), p.task));
   }
   // Tokenizing 3,000 prompts of ~60 kB is seconds per core: use them all. The tokenizer is
   // immutable after loading, so threads share it.

@@ -33,7 +33,7 @@ struct Prompt {
 struct PromptSet {
   TaskConfig config;
   std::vector<std::string> tasks;
-  std::vector<std::string> data_files;  // one per task, for the run's identity
+  std::vector<DataSource> data_sources;  // one per task, for the run's identity
   std::vector<Prompt> prompts;          // task by task, in data order
 };
 

@@ -13,6 +13,8 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
+#include "tasks/distributed.h"
+#include "tasks/generation_progress.h"
 #include "tasks/longbench/longbench_official.h"
 #include "tasks/runner.h"
 
@@ -35,7 +37,7 @@ nlohmann::json identity(const RunSettings& s, const PromptSet& set, const Causal
   }
   const ModelInfo& info = model.info();
   nlohmann::json id = {{"tokenizer", digest_paths({tok.vocab_path()})},  // what it is, not where: a moved checkout still resumes
-          {"data", digest_paths(set.data_files)},
+          {"data", digest_sources(set.data_sources)},  // a data.zip member and its unzipped file: one digest
           {"tasks", set.tasks},
           {"e", s.prompts.e},
           {"limit", s.prompts.limit},
@@ -82,6 +84,15 @@ nlohmann::json run_longbench(const RunSettings& s) {
   int64_t finished = 0;
   bool generated = false;
   GenerateStats stats;  // summed over the batches
+  int64_t open_prompt_tokens = 0, open_new_tokens = 0;
+  for (size_t i : runner.todo()) {
+    open_prompt_tokens += static_cast<int64_t>(set.prompts[i].ids.size());
+    open_new_tokens += generation_length(s, set.config, set.prompts[i].task);
+  }
+  GenerationMeter meter("longbench", "records", static_cast<int64_t>(runner.todo().size()), open_prompt_tokens,
+                        open_new_tokens, !c10::Device(s.run.device).is_cuda(), "--max-new-tokens, --limit or --tasks",
+                        runner.distributed() ? DistributedSession::active()->rank() : -1);
+  GenerateUntilOptions generation = s.generation;
   for (;;) {
     if (runner.should_stop()) runner.interrupt();
     const std::vector<size_t> batch = runner.claim_batch(per_batch);
@@ -91,7 +102,15 @@ nlohmann::json run_longbench(const RunSettings& s) {
     for (size_t i : batch)
       requests.push_back({set.prompts[i].ids, generation_length(s, set.config, set.prompts[i].task), {tok.eos_id()}});
     generated = true;
-    const GenerateStats st = generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& answer) {
+    // A signal is honoured within a decode run, not only when a request finishes (one may take
+    // minutes): what is journaled is kept, the requests in flight are redone on --resume.
+    generation.on_progress = [&runner, progress = meter.next_call()](const GenerationProgress& p) {
+      progress(p);
+      if (runner.should_stop()) runner.interrupt();
+    };
+    const GenerateStats st = generate_until(*model, requests, generation, [&](size_t k, const GenerationAnswer& answer) {
+      meter.request_done(static_cast<int64_t>(answer.ids.size()) + (answer.reason == StopReason::eos ? 1 : 0),
+                         requests[k].max_new_tokens);
       const Prompt& p = set.prompts[batch[k]];
       const nlohmann::json& r = p.record.data;
       nlohmann::json record = {{"task", p.task},

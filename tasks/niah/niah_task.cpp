@@ -18,6 +18,8 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
+#include "tasks/distributed.h"
+#include "tasks/generation_progress.h"
 #include "tasks/niah/niah_score.h"
 #include "tasks/runner.h"
 
@@ -127,12 +129,29 @@ nlohmann::json run_sweep(const RunSettings& s) {
   if (s.stop_after == 0 || (!runner.todo().empty() && runner.should_stop())) runner.interrupt();
   int64_t finished = 0, generated = 0;
   GenerateStats total;
+  // Cells finished before this run (journals read at the start: in a distributed run every rank's),
+  // so the result counts the cells this run did on every rank.
+  const int64_t done_before = std::count_if(items.begin(), items.end(), [&](const WorkItem& it) { return runner.done(it.id); });
+  int64_t open_prompt_tokens = 0;
+  for (size_t i : runner.todo()) open_prompt_tokens += static_cast<int64_t>(prompts[i].size());
+  GenerationMeter meter("niah", "cells", static_cast<int64_t>(runner.todo().size()), open_prompt_tokens,
+                        static_cast<int64_t>(runner.todo().size()) * s.max_new_tokens, !at::Device(s.run.device).is_cuda(),
+                        "--max-new-tokens, --lengths or --depths",
+                        runner.distributed() ? DistributedSession::active()->rank() : -1);
+  GenerateUntilOptions generation = s.generation;
   for (;;) {
     const std::vector<size_t> batch = runner.claim_batch(per_length);
     if (batch.empty()) break;
     std::vector<GenerationRequest> requests;
     for (size_t i : batch) requests.push_back({prompts[i], s.max_new_tokens, {tok.eos_id()}});
-    const GenerateStats st = generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& a) {
+    // A signal is honoured within a decode run, not only when a request finishes (one may take
+    // minutes): what is journaled is kept, the requests in flight are redone on --resume.
+    generation.on_progress = [&runner, progress = meter.next_call()](const GenerationProgress& p) {
+      progress(p);
+      if (runner.should_stop()) runner.interrupt();
+    };
+    const GenerateStats st = generate_until(*model, requests, generation, [&](size_t k, const GenerationAnswer& a) {
+      meter.request_done(static_cast<int64_t>(a.ids.size()) + (a.reason == StopReason::eos ? 1 : 0), s.max_new_tokens);
       const size_t i = batch[k];
       const Cell& c = cells[i];
       const std::string prediction = python_strip(tok.decode(a.ids, true, true));
@@ -171,8 +190,14 @@ nlohmann::json run_sweep(const RunSettings& s) {
   nlohmann::json result = runner.complete([&](const nlohmann::json& id, const std::vector<nlohmann::json>& records) {
     nlohmann::json out = build_result(id, records);
     // Timings of this invocation only (a resumed run counts the cells it did): not part of what
-    // `foxeval merge` rebuilds, and never part of a score.
+    // `foxeval merge` rebuilds, and never part of a score. In a distributed run the builder runs
+    // on rank 0: the cells are every rank's, the token counts and rates rank 0's.
     out["this_run"] = run_stats;
+    if (runner.distributed()) {
+      out["this_run"]["cells"] = static_cast<int64_t>(records.size()) - done_before;
+      out["this_run"]["rates_of"] = "rank 0";
+      out["this_run"]["world_size"] = DistributedSession::active()->world();
+    }
     return out;
   });
   return result;
@@ -230,8 +255,9 @@ void print_summary(const nlohmann::json& result) {
                 result["judge"].value("model", std::string("?")).c_str());
   if (result.contains("this_run")) {
     const nlohmann::json& t = result["this_run"];
-    std::printf("prefill %.1f tok/s, decode %.1f tok/s (%lld cells this run)\n", t["prefill_tokens_per_s"].get<double>(),
-                t["decode_tokens_per_s"].get<double>(), static_cast<long long>(t["cells"].get<int64_t>()));
+    const std::string ranks = t.contains("world_size") ? fmt::format(" on {} ranks; rates of rank 0", t["world_size"].get<int64_t>()) : "";
+    std::printf("prefill %.1f tok/s, decode %.1f tok/s (%lld cells this run%s)\n", t["prefill_tokens_per_s"].get<double>(),
+                t["decode_tokens_per_s"].get<double>(), static_cast<long long>(t["cells"].get<int64_t>()), ranks.c_str());
     if (t.contains("peak_gpu_memory_bytes"))
       std::printf("peak GPU memory %.2f GiB\n", t["peak_gpu_memory_bytes"].get<double>() / (1 << 30));
   }
