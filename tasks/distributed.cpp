@@ -306,11 +306,22 @@ void DistributedSession::leave(const std::string& name) {
     }
     return;
   }
+  // Only ranks that signed in (the session's constructor) can leave: one that never came (a job
+  // short of ranks) is not waited for, so a refusal keeps FOXEVAL_DIST_TIMEOUT.
   auto others_alive = [this] {
-    std::lock_guard<std::mutex> lock(mu_);
-    return env_.world - 1 - static_cast<int64_t>(dead_.size());
+    int64_t came = 0;
+    for (int64_t r = 1; r < env_.world; ++r) {
+      bool in = false;
+      try {
+        in = store_->check({fmt::format("signed_in/{}", r)});
+      } catch (const std::exception&) {
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      came += in && !dead_.count(r);
+    }
+    return came;
   };
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  const auto deadline = Clock::now() + std::min<Clock::duration>(std::chrono::seconds(30), timeout_);
   while (add(key, 0) < others_alive() && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }

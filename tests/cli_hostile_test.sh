@@ -237,7 +237,7 @@ else
     bad "a URL's password or api-key is stored or shown"
   # #55 class 6: a rating of 30,000 digits (std::regex overflowed the stack): a clean end, no signal.
   timeout 30 "$FOXEVAL" "${J[@]}" --judge-url "$url/digits/v1" --judge-tries 1 >/dev/null 2>"$tmp/e"; rc=$?
-  { [ $rc -eq 0 ] || [ $rc -eq 2 ]; } && ! grep -qE '[0-9]{60}' "$tmp/e" && ok || bad "judge reply [[30,000 digits]]: exit $rc"
+  { [ $rc -eq 0 ] || [ $rc -eq 2 ]; } && ! grep -qE 'frame #|Segmentation' "$tmp/e" && ok || bad "judge reply [[30,000 digits]]: exit $rc"
   kill $stub_pid 2>/dev/null; wait $stub_pid 2>/dev/null; stub_pid=""
 fi
 
@@ -303,7 +303,7 @@ ln -s "$h/data" "$h/datalink"
 printf '{"kind": "loglikelihood", "context": "a", "continuation": " b"}\n' >"$h/req.jsonl"
 cp "$tmp/p3.json" "$h/part.json"; cp -r "$tmp/hay" "$h/hay"; mkdir -p "$h/cfg"
 # Every file's bytes and every name under $h (links as links): compared after all the cases.
-snapshot() { (cd "$h" && find . \( -type f -o -type l \) -print0 | sort -z | xargs -0 sha256sum; find . | sort); }
+snapshot() { (cd "$h" && find . -type f -print0 | sort -z | xargs -0 sha256sum; find . -printf '%p %y %l\n' | sort); }
 before=$(snapshot)
 H=(loss --model "$h/model" --data "$h/data/t.npy" --bos-id 0)
 refuse "loss --out its own --data" "an output never replaces an input" "$FOXEVAL" "${H[@]}" --out "$h/data/t.npy"
@@ -361,21 +361,21 @@ refuse "lm-eval requests on a held --out" "pid $holder" "$FOXEVAL" lm-eval reque
 kill $holder 2>/dev/null; wait $holder 2>/dev/null; rm -f "$out/s55.jsonl.lock" "$out/m55.json.lock" "$out/q55.jsonl.lock"
 # One job, one run: ranks given different --data refuse together; a second job on the same
 # MASTER_PORT is told at once; FOXEVAL_DIST_TIMEOUT bounds the wait for missing ranks as a whole.
-cp tests/fixtures/loss/tokens.npy "$h/data/u.npy"; $PY -c 'import sys; b=bytearray(open(sys.argv[1],"rb").read()); b[-1]^=1; open(sys.argv[1],"wb").write(b)' "$h/data/u.npy"
+cp tests/fixtures/loss/tokens.npy "$out/u.npy"; $PY -c 'import sys; b=bytearray(open(sys.argv[1],"rb").read()); b[-1]^=1; open(sys.argv[1],"wb").write(b)' "$out/u.npy"
 port=$((20000 + RANDOM % 20000))
 DE=(env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 FOXEVAL_DIST_TIMEOUT=60)
-"${DE[@]}" RANK=0 "$FOXEVAL" "${H[@]}" --out "$out/d55/r.json" >/dev/null 2>"$tmp/e_r0" & r0=$!
+"${DE[@]}" RANK=0 "$FOXEVAL" "${H[@]}" --out "$out/d55/r.json" >/dev/null 2>"$out/e_r0" & r0=$!
 refuse "ranks given different --data" "was given another run than rank 0" \
-  "${DE[@]}" RANK=1 "$FOXEVAL" loss --model "$h/model" --data "$h/data/u.npy" --bos-id 0 --out "$out/d55/r.json"
+  "${DE[@]}" RANK=1 "$FOXEVAL" loss --model "$h/model" --data "$out/u.npy" --bos-id 0 --out "$out/d55/r.json"
 wait $r0; rc=$?
-[ $rc -eq 2 ] && grep -qF "was given another run than rank 0" "$tmp/e_r0" && [ ! -e "$out/d55/r.json" ] && ok ||
+[ $rc -eq 2 ] && grep -qF "was given another run than rank 0" "$out/e_r0" && [ ! -e "$out/d55/r.json" ] && ok ||
   bad "rank 0 of a job whose ranks disagree refuses too (exit $rc)"
 port=$((20000 + RANDOM % 20000))
 env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 RANK=0 FOXEVAL_DIST_TIMEOUT=30 "$FOXEVAL" "${H[@]}" --out "$out/d55/a.json" >/dev/null 2>&1 & r0=$!
 sleep 3
 refuse "a second job on the same MASTER_PORT" "another job uses MASTER_PORT=$port" \
   env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=3 RANK=1 FOXEVAL_DIST_TIMEOUT=30 "$FOXEVAL" "${H[@]}" --out "$out/d55/b.json"
-kill $r0 2>/dev/null; wait $r0 2>/dev/null
+kill $r0 2>/dev/null; wait $r0 2>/dev/null; rm -f "$out/d55/a.json.lock"  # killed before its signal handler: a stale lock
 port=$((20000 + RANDOM % 20000)); start=$(date +%s.%N)
 refuse "FOXEVAL_DIST_TIMEOUT=3 with two ranks missing" "FOXEVAL_DIST_TIMEOUT" \
   env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=3 RANK=0 FOXEVAL_DIST_TIMEOUT=3 "$FOXEVAL" "${H[@]}" --out "$out/d55/t.json"
