@@ -13,7 +13,6 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -22,6 +21,7 @@
 #include "cli/bench_common.h"
 #include "cli/command.h"
 #include "cli/validators.h"
+#include "data/json_file.h"
 #include "kernels/forgetting_attention.h"
 
 namespace foxeval {
@@ -164,9 +164,7 @@ void run_bench(const BenchOptions& opt) {
   std::string path = opt.out.empty() ? "results/bench/attention-" + slug(gpu) + ".json" : opt.out;
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write " + path);
-  f << doc.dump(2) << "\n";
+  write_json_atomic(path, doc, 2);  // the one writer: never through a link, never half written
   fmt::print("wrote {}\n", path);
 }
 

@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "cli/bench_common.h"
 #include "cli/command.h"
+#include "cli/path_roles.h"
 #include "cli/validators.h"
 #include "data/errors.h"
 #include "data/json_file.h"
@@ -88,9 +88,7 @@ void run_bench(const BenchArgs& a) {
                                 {"raw_bytes", raw_bytes}, {"escaped_bytes", esc_bytes},
                                 {"tokens", tokens}, {"mb", "1e6 bytes of JSON-escaped text"},
                                 {"results", rows}};
-    std::ofstream out(a.json_out);
-    if (!out) throw Error("cannot write " + a.json_out);
-    out << doc.dump(2) << "\n";
+    write_json_atomic(a.json_out, doc, 2);  // the one writer: never through a link, never half written
     fmt::print("wrote {}\n", a.json_out);
   }
 }
@@ -100,7 +98,7 @@ const CommandRegistrar reg([](CLI::App& root) {
   CLI::App* sub = bench_subcommand(root,
       "tokenizer", "Time GPT-2 tokenization (one thread) of text files, JSON-escaped");
   sub->add_option("--file", a->files, "text files to encode")->required()->check(CLI::ExistingFile);
-  sub->add_option("--json", a->json_out, "also write the results to this JSON file");
+  mark_output(sub->add_option("--json", a->json_out, "also write the results to this JSON file"));
   sub->add_option("--repeats", a->repeats, "timed runs after one warm-up (median reported)")->check(int_range(1, 10000));
   sub->add_option("--model", a->model, "model directory with vocab.json/merges.txt");
   sub->callback([a]() { run_bench(*a); });

@@ -2,22 +2,24 @@
 // tasks (tasks/lm_eval/), zero-shot, as the official eval/lm_eval_harness/run_lm_eval.py runs them.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "cli/command.h"
 #include "cli/run_options.h"
 #include "cli/validators.h"
+#include "data/json_file.h"
 #include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "tasks/lm_eval/lm_eval_output.h"
 #include "tasks/lm_eval/lm_eval_task.h"
 #include "tasks/lm_eval/lm_eval_table.h"
 #include "tasks/lm_eval/task_data.h"
+#include "tasks/output_lock.h"
 #include "tasks/runner.h"
 
 namespace foxeval {
@@ -39,9 +41,12 @@ void parse_limit(const std::string& text, int64_t* count, double* fraction) {
   *count = -1;
   *fraction = 0;
   if (text.empty()) return;
+  // Decimal digits, an optional fraction and exponent only: strtod alone also takes "0x10", "inf", " 5".
+  const bool decimal = text.find_first_not_of("0123456789.eE+-") == std::string::npos &&
+                       std::isdigit(static_cast<unsigned char>(text.front())) != 0;
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1e15)
+  if (!decimal || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1e15)
     throw Error(fmt::format("--limit: '{}' is not allowed: must be an integer >= 1 (documents) or a fraction 0 < N < 1", text));
   if (v < 1) *fraction = v;
   else *count = static_cast<int64_t>(v);
@@ -52,6 +57,7 @@ void write_request_lines(const std::string& tasks, const std::string& data_dir, 
   int64_t limit = -1;
   double fraction = 0;
   parse_limit(limit_text, &limit, &fraction);
+  const OutputLock lock(out);  // one writer per --out, as every task run
   std::string text;
   size_t count = 0;
   const std::vector<lm_eval::TaskConfig> configs = lm_eval::parse_task_list(tasks);
@@ -61,13 +67,7 @@ void write_request_lines(const std::string& tasks, const std::string& data_dir, 
       text += line.dump() + "\n";
       ++count;
     }
-  const std::string tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f || !f.write(text.data(), static_cast<std::streamsize>(text.size())) || !f.flush())
-      throw Error(fmt::format("--out: cannot write {}", tmp));
-  }
-  if (std::rename(tmp.c_str(), out.c_str()) != 0) throw Error(fmt::format("--out: cannot rename {} to {}", tmp, out));
+  write_text_atomic(out, text);
   std::fprintf(stderr, "[lm-eval] %zu requests written to %s\n", count, out.c_str());
 }
 

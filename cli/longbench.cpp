@@ -76,7 +76,8 @@ CommandRegistrar longbench_command([](CLI::App& root) {
         ->check(int_range(1));
     add_generation_options(cmd, s->generation);
     add_shard_options(cmd, *shards, "records", "journal (OUT/run.json.journal.jsonl)");
-    cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues; default: none)");
+    cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues; default: none)")
+        ->check(int_range(0));
     cmd->callback([cmd, s, shards] {
       // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
       resolve_task_settings(cmd, "longbench", *shards, *s);

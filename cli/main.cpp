@@ -16,19 +16,35 @@
 
 #include "cli/command.h"
 #include "cli/launch.h"
+#include "cli/path_roles.h"
 #include "cli/validators.h"
 #include "data/errors.h"
+#include "data/utf8.h"
 
 namespace {
 
 constexpr int kBadInput = 2;
 
-// One paragraph: control characters escaped (a message may quote a file or a server's reply),
-// blank lines dropped, trailing space cut, at most 4000 bytes.
+// One paragraph: control characters and bytes that are not UTF-8 escaped as \xNN (a message may
+// quote a file, a path or a server's reply), blank lines dropped, trailing space cut, at most about
+// 4000 bytes: a longer one keeps its start and its end (the reason usually follows a long path).
 std::string one_paragraph(const std::string& what) {
   std::string out;
-  for (const char ch : what) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (size_t i = 0; i < what.size();) {
+    const auto c = static_cast<unsigned char>(what[i]);
+    if (c >= 0x80) {
+      char32_t cp = 0;
+      size_t bad_len = 0;
+      const size_t n = foxeval::utf8::decode_one(what, i, &cp, &bad_len);
+      if (n == 0) {
+        out += fmt::format("\\x{:02x}", c);
+        ++i;
+      } else {
+        out.append(what, i, n);
+        i += n;
+      }
+      continue;
+    }
     if (c == '\n') {
       if (!out.empty() && out.back() != '\n') out += '\n';
     } else if (c == '\t') {
@@ -36,11 +52,18 @@ std::string one_paragraph(const std::string& what) {
     } else if (c < 0x20 || c == 0x7f) {
       out += fmt::format("\\x{:02x}", c);
     } else {
-      out += ch;
+      out += what[i];
     }
+    ++i;
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  if (out.size() > 4000) out = out.substr(0, 4000) + " ...";
+  if (out.size() > 4000) {
+    // Cut on character boundaries (never inside a UTF-8 sequence).
+    size_t head = 2000, tail = out.size() - 1900;
+    while (head > 0 && (static_cast<unsigned char>(out[head]) & 0xC0) == 0x80) --head;
+    while (tail < out.size() && (static_cast<unsigned char>(out[tail]) & 0xC0) == 0x80) ++tail;
+    out = out.substr(0, head) + " ... " + out.substr(tail);
+  }
   return out.empty() ? std::string("unknown error") : out;
 }
 
@@ -89,6 +112,8 @@ int main(int argc, char** argv) {
   for (auto& setup : foxeval::command_setups()) setup(app);
   require_finite_floats(&app);
   state_defaults(&app);
+  // Before any subcommand's work: no output over an input, every value valid UTF-8 (cli/path_roles.h).
+  app.parse_complete_callback([&app] { foxeval::check_command_paths(app); });
   // Usage errors read like every other refusal: one line, the flag and what it allows.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "foxeval: error: " + one_paragraph(e.what()) + " (see --help)\n";

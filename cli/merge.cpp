@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "tasks/output_lock.h"
 #include "tasks/result_file.h"
 
 namespace foxeval {
@@ -17,6 +18,7 @@ CommandRegistrar merge_command([](CLI::App& root) {
   cmd->add_option("--out", *out, "merged result JSON")->required();
   cmd->add_option("parts", *parts, "shard part files")->required();
   cmd->callback([out, parts] {
+    const OutputLock lock(*out);  // one writer per --out, as every task run
     // Records or exact states alike: the task's registered builder or reducer (tasks/result_file.h).
     const nlohmann::json r = merge_task_parts(*parts, *out);
     std::printf("merged %zu parts of %s into %s\n", parts->size(), r["header"]["task"].get<std::string>().c_str(),

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -10,8 +11,10 @@
 #include "cli/command.h"
 #include "cli/run_options.h"
 #include "cli/generation_options.h"
+#include "cli/path_roles.h"
 #include "cli/validators.h"
 #include "data/json_file.h"
+#include "data/url_secrets.h"
 #include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "tasks/niah/heatmap.h"
@@ -25,6 +28,24 @@
 namespace foxeval {
 namespace {
 
+// parse_int_list, refusing an empty item ("300,,400", a leading or trailing comma) instead of
+// skipping it: a grid typed wrong must not run as another grid.
+std::vector<int64_t> grid_list(const std::string& text, const std::string& flag) {
+  bool item = false, comma = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ',') {
+      if (!item) throw Error(fmt::format("{}: an empty item at character {} of '{}'", flag, i, text.substr(0, 40)));
+      item = false;
+      comma = true;
+    } else if (c != '[' && c != ']' && !std::isspace(static_cast<unsigned char>(c))) {
+      item = true;
+    }
+  }
+  if (comma && !item) throw Error(fmt::format("{}: an empty item at the end of '{}'", flag, text.substr(0, 40)));
+  return parse_int_list(text, flag);
+}
+
 struct SpecArgs {
   niah::NiahSpec spec;
   std::string lengths, depths;
@@ -33,8 +54,8 @@ struct SpecArgs {
   niah::NiahSpec parsed() const {
     niah::NiahSpec s = spec;
     const bool has_lengths = lengths_flag && lengths_flag->count() > 0, has_depths = depths_flag && depths_flag->count() > 0;
-    if (has_lengths) s.lengths = parse_int_list(lengths, "--lengths");
-    if (has_depths) s.depths = parse_int_list(depths, "--depths");
+    if (has_lengths) s.lengths = grid_list(lengths, "--lengths");
+    if (has_depths) s.depths = grid_list(depths, "--depths");
     if (has_lengths && s.lengths.empty())
       throw Error(fmt::format("--lengths '{}': no length given (give lengths in tokens, e.g. 1000,4100, or leave the flag "
                               "out for the paper's grid)", lengths));
@@ -103,7 +124,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
   add_spec_options(run, *ra);
   run->add_option("--max-new-tokens", rs->max_new_tokens, "greedy tokens per cell, unless EOS (default 1024, as pred.py)")
       ->check(int_range(1, kMaxNewTokens));
-  run->add_option("--pred-dir", rs->pred_dir, "also write pred.py's layout: Huggingface_len_L_depth_D.txt + .txt.done");
+  mark_output(run->add_option("--pred-dir", rs->pred_dir, "also write pred.py's layout: Huggingface_len_L_depth_D.txt + .txt.done"));
   add_generation_options(run, rs->generation);
   add_run_options(run, rs->run);
   add_shard_options(run, *shards, "cells", "journal (OUT.journal.jsonl)");
@@ -163,7 +184,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
       const std::string reference = spec.needle.empty() ? m.judge_reference : spec.needle;
       niah::judge_records(records, *judge, question, reference);
       identity["judge_model"] = judge->model;
-      identity["judge_url"] = judge->url;
+      identity["judge_url"] = url_without_secrets(judge->url);  // never a password or key in a result
     }
     nlohmann::json result;
     try {

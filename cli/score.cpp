@@ -28,6 +28,7 @@
 #include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/lm_eval/hflm.h"
+#include "tasks/output_lock.h"
 #include "tasks/progress.h"
 
 namespace foxeval {
@@ -48,6 +49,7 @@ std::string string_field(const nlohmann::json& j, const char* field, const std::
 }
 
 void run_score(const ScoreArgs& a) {
+  const OutputLock lock(a.out);  // one writer per --out, as every task run
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
   struct stat st {};
   if (::stat(a.requests.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))

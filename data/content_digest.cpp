@@ -21,6 +21,7 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "data/model_files.h"
+#include "data/read_stamps.h"
 
 namespace fs = std::filesystem;
 
@@ -63,16 +64,62 @@ std::string sha256_hex(const void* data, size_t n) {
   return h.hex();
 }
 
+namespace {
+
+// What every digested file was when its digest was taken: a file changed during a run (a write
+// moves its ctime, which no user can set back) would give numbers from bytes the digest never saw.
+struct FileStamp {
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec mtime, ctime;
+};
+std::mutex g_stamps_mu;
+std::map<std::string, FileStamp> g_stamps;
+
+FileStamp stamp_of(const struct stat& st) { return {st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim}; }
+
+bool same_stamp(const FileStamp& a, const FileStamp& b) {
+  return a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime.tv_sec == b.mtime.tv_sec &&
+         a.mtime.tv_nsec == b.mtime.tv_nsec && a.ctime.tv_sec == b.ctime.tv_sec && a.ctime.tv_nsec == b.ctime.tv_nsec;
+}
+
+}  // namespace
+
+void check_digested_files_unchanged() {
+  std::lock_guard<std::mutex> lock(g_stamps_mu);
+  for (const auto& [path, then] : g_stamps) {
+    struct stat st {};
+    // A file removed since is not a change of what was read (the readers hold it open); a file
+    // put in its place is (another inode).
+    if (::stat(path.c_str(), &st) != 0) continue;
+    if (!same_stamp(stamp_of(st), then))
+      throw Error(fmt::format("{}: changed (or was replaced) during the run, after its digest was taken; the numbers "
+                              "may come from other bytes than the identity names, so no result is written; run again "
+                              "on a file that stays as it is",
+                              path));
+  }
+}
+
 std::string sha256_file(const std::string& path, int64_t offset, int64_t length) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO where a file should be is refused at once instead of waiting for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw Error(fmt::format("{}: cannot read to take its digest: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(fmt::format("{}: not a regular file (a FIFO, device or folder); refusing to read it", path));
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_stamps_mu);
+    g_stamps[path] = stamp_of(st);
+  }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   Sha256 h;
   // One buffer per thread, reused (zarr arrays hash thousands of small chunk files), sized to
   // what the file holds up to 8 MiB.
   thread_local std::vector<char> buf;
-  struct stat st {};
-  const int64_t size = ::fstat(fd, &st) == 0 ? static_cast<int64_t>(st.st_size) - offset : int64_t(8) << 20;
+  const int64_t size = static_cast<int64_t>(st.st_size) - offset;
   const int64_t need = std::clamp<int64_t>(length < 0 ? size : std::min(length, size), 1, int64_t(8) << 20);
   if (static_cast<int64_t>(buf.size()) < need) buf.resize(static_cast<size_t>(need));
   int64_t pos = offset, left = length;
@@ -158,15 +205,20 @@ std::vector<std::string> model_file_names(const std::string& dir) {
   return {names.begin(), names.end()};
 }
 
-// The SHA-256 the hub cache names `path` by: a snapshot file linking to ../../blobs/<64 hex>.
-// Empty for anything else (a plain file, a git blob named by its SHA-1).
+// The SHA-256 the hub cache names `path` by: a file of models--org--name/snapshots/<commit>/
+// linking to that repo's own blobs/<64 hex>. Empty for anything else (a plain file, a git blob
+// named by its SHA-1, a folder of links assembled elsewhere: those are hashed, never trusted by name).
 std::string hub_blob_sha256(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_symlink(path, ec)) return "";
-  const fs::path target = fs::read_symlink(path, ec);
+  const fs::path target = fs::canonical(path, ec);
   if (ec) return "";
   const std::string name = target.filename().string();
-  if (!is_sha256_hex(name) || target.parent_path().filename() != "blobs") return "";
+  const fs::path snapshot = fs::canonical(path.parent_path(), ec);
+  if (ec || !is_sha256_hex(name) || snapshot.parent_path().filename() != "snapshots" ||
+      snapshot.parent_path().parent_path().filename().string().rfind("models--", 0) != 0 ||
+      target.parent_path() != snapshot.parent_path().parent_path() / "blobs")
+    return "";
   if (!fs::is_regular_file(path, ec)) return "";  // a dangling link: let the reader say so
   return name;
 }
@@ -178,7 +230,7 @@ ModelDigest compute_model_digest(const std::string& dir) {
   for (const std::string& name : model_file_names(dir)) {
     const std::string path = model_file(dir, name, dir);  // inside the folder, links resolved
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) throw Error(fmt::format("{}: {} is missing (taking the model's digest)", dir, name));
+    if (!fs::exists(fs::status(path, ec))) throw Error(fmt::format("{}: {} is missing (taking the model's digest)", dir, name));
     const std::string blob = hub_blob_sha256(path);
     if (!blob.empty()) {
       d.files.emplace_back(name, blob);

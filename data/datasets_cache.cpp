@@ -19,6 +19,7 @@
 #include "data/errors.h"
 #include "data/hf_env.h"
 #include "data/hub_cache.h"
+#include "data/hub_ref.h"
 #include "data/json_file.h"
 #include "data/model_files.h"
 
@@ -283,9 +284,7 @@ std::optional<HfSplitFiles> find_in_hub_cache(const HfSplit& want, std::vector<s
   const fs::path repo = fs::path(hub_cache_dir()) / hub_repo_folder(want.repo_id);
   const fs::path ref = repo / "refs" / "main";
   const std::string where = "hub cache: " + repo.string();
-  std::string commit;
-  if (std::ifstream in{ref}) std::getline(in, commit);
-  while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
+  const std::string commit = read_hub_ref(ref.string());  // bounded, never waits on a FIFO
   if (commit.empty()) {
     looked->push_back(fmt::format("{} ({})", where, fs::is_directory(repo) ? "no refs/main" : "missing"));
     return std::nullopt;

@@ -1,11 +1,15 @@
 #include "data/hub_cache.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +18,7 @@
 
 #include "data/errors.h"
 #include "data/hf_env.h"
+#include "data/hub_ref.h"
 
 namespace fs = std::filesystem;
 
@@ -203,9 +208,8 @@ std::string resolve_model_dir(const std::string& spec) {
   std::vector<std::string> searched;
   const fs::path ref = repo_dir / "refs" / id.revision;
   std::string commit;
-  if (std::ifstream in{ref}) {
-    std::getline(in, commit);
-    while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
+  if (fs::exists(fs::symlink_status(ref, ec))) {
+    commit = read_hub_ref(ref.string());
     if (!is_plain_name(commit)) throw Error(fmt::format("{} holds '{}', which is not a commit hash", ref.string(), commit));
     searched.push_back(ref.string() + " (-> " + commit + ")");
   } else {
@@ -244,6 +248,32 @@ HubModelId hub_model_of_path(const std::string& path) {
   if (sep != std::string::npos) id.replace(sep, 2, "/");  // models--org--name; models--name has no organisation
   if (!repo_id_problem(id).empty()) return {};
   return {id, commit.string()};
+}
+
+std::string read_hub_ref(const std::string& ref_path) {
+  const int fd = ::open(ref_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return "";
+    throw Error(fmt::format("{}: cannot read ({})", ref_path, std::strerror(errno)));
+  }
+  struct stat st {};
+  constexpr off_t kMaxRef = 1024;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxRef) {
+    const bool regular = S_ISREG(st.st_mode);
+    ::close(fd);
+    throw Error(fmt::format("{}: {}; a ref file holds one commit hash", ref_path,
+                            regular ? fmt::format("{} bytes", static_cast<long long>(st.st_size))
+                                    : std::string("not a regular file (a FIFO, device or folder)")));
+  }
+  char buf[kMaxRef + 1];
+  ssize_t n;
+  do n = ::pread(fd, buf, kMaxRef, 0); while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n < 0) throw Error(fmt::format("{}: cannot read ({})", ref_path, std::strerror(errno)));
+  std::string commit(buf, static_cast<size_t>(n));
+  commit = commit.substr(0, commit.find('\n'));
+  while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
+  return commit;
 }
 
 }  // namespace foxeval

@@ -3,28 +3,63 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <fmt/format.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "data/errors.h"
+#include "data/path_overlap.h"
 
 namespace foxeval {
 
+namespace {
+
+// 16 hex digits from the kernel's random source: a temp name nobody can plant a link at ahead of time.
+std::string random_suffix() {
+  uint64_t r = 0;
+  if (::getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) {
+    std::random_device dev;
+    r = (static_cast<uint64_t>(dev()) << 32) ^ dev();
+  }
+  return fmt::format("{:016x}", r);
+}
+
+// The folder's own entry for a renamed file reaches the disk only with an fsync of the folder.
+void sync_folder_of(const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // a folder we cannot open for reading: the rename stands, unsynced
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
 void write_text_atomic(const std::string& path, const std::string& text) {
-  // The temp name carries the pid: two processes writing the same path never share a temp file.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(fmt::format("{}: cannot write ({})", tmp, std::strerror(errno)));
+  // A fresh file under an unpredictable name beside the result, never an existing file or a link:
+  // then fsync, rename over the result (a link there is replaced, not written through), fsync the folder.
+  refuse_writing_over_input(path);
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    tmp = path + ".tmp." + random_suffix();
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno != EEXIST || attempt >= 16))
+      throw Error(fmt::format("{}: cannot write ({})", tmp, std::strerror(errno)));
+  }
   size_t done = 0;
   while (done < text.size()) {
     ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0) {
+      if (errno == EINTR) continue;
       const int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
@@ -41,6 +76,7 @@ void write_text_atomic(const std::string& path, const std::string& text) {
     ::unlink(tmp.c_str());
     throw Error(fmt::format("{}: cannot rename to {} ({})", tmp, path, std::strerror(err)));
   }
+  sync_folder_of(path);
 }
 
 void write_json_atomic(const std::string& path, const nlohmann::json& value, int indent) {

@@ -1,6 +1,10 @@
 #include "data/model_files.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 
@@ -17,11 +21,6 @@ std::string shown(const std::string& s) {
   for (char& c : out)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   return s.size() > 120 ? out + "..." : out;
-}
-
-bool inside(const fs::path& file, const fs::path& root) {
-  const fs::path rel = file.lexically_relative(root);
-  return !rel.empty() && rel.is_relative() && *rel.begin() != "..";
 }
 
 }  // namespace
@@ -42,17 +41,18 @@ std::string model_file(const std::string& dir, const std::string& name, const st
   const fs::path path = fs::path(dir) / name;
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(path, ec))) return path.string();  // missing: the caller says so
-  const fs::path root = fs::canonical(dir, ec);
-  if (ec) throw Error(fmt::format("{}: cannot resolve the model folder {} ({})", where, dir, ec.message()));
-  const fs::path real = fs::canonical(path, ec);
-  if (ec) throw Error(fmt::format("{}: {} cannot be resolved ({})", where, path.string(), ec.message()));
-  fs::path boundary = root;
-  // The hub cache: snapshots/<commit>/<file> -> ../../blobs/<hash>, inside models--org--name/.
-  const fs::path snapshots = root.parent_path(), repo = snapshots.parent_path();
-  if (snapshots.filename() == "snapshots" && repo.filename().string().rfind("models--", 0) == 0) boundary = repo;
-  if (!inside(real, boundary))
-    throw Error(fmt::format("{}: {} resolves to a file outside the folder {}; refusing to read it", where,
-                            path.string(), boundary.string()));
+  // Links on disk are the user's own (a checkpoint assembled from links to a store elsewhere, the
+  // hub cache's links to blobs): followed for reading. What is at the end must be a regular file:
+  // a FIFO would block the reader forever, a device never ends.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const std::string why = std::strerror(errno);
+    throw Error(fmt::format("{}: {} is a symbolic link to {}, which cannot be read ({})", where, path.string(),
+                            shown(fs::read_symlink(path, ec).string()), why));
+  }
+  if (!S_ISREG(st.st_mode))
+    throw Error(fmt::format("{}: {} is not a regular file ({}); refusing to read it", where, path.string(),
+                            S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket"));
   return path.string();
 }
 

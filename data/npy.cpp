@@ -2,11 +2,12 @@
 // a 2-D, C-ordered array of <u2, <i4 or <i8 whose data fits in the file, then memory-maps it so
 // a window read touches only the pages it needs (held-out arrays are gigabytes).
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
 #include <map>
@@ -129,11 +130,13 @@ class HeaderParser {
   size_t pos_ = 0;
 };
 
+// Read with pread, never through a mapping: a file that shrinks under a run (truncated, rewritten)
+// then gives a clear error for the rows that are gone, not a SIGBUS.
 class NpyRows final : public TokenRows {
  public:
   explicit NpyRows(const std::string& path) : path_(path) { open(); }
   ~NpyRows() override {
-    if (map_ != nullptr) munmap(map_, map_size_);
+    if (fd_ >= 0) ::close(fd_);
   }
   NpyRows(const NpyRows&) = delete;
   NpyRows& operator=(const NpyRows&) = delete;
@@ -151,19 +154,26 @@ class NpyRows final : public TokenRows {
                       path_, row0, row0 + nrows, col0, col0 + ncols, rows_, cols_));
     }
     std::vector<int64_t> out(static_cast<size_t>(nrows * ncols));
-    for (int64_t r = 0; r < nrows; ++r) {
-      const uint8_t* src = data_ + ((row0 + r) * cols_ + col0) * itemsize_;
-      int64_t* dst = out.data() + r * ncols;
-      switch (itemsize_) {  // the dtype is fixed by the itemsize: u2, i4 or i8
-        case 2:
-          copy_row<uint16_t>(src, dst, ncols);
-          break;
-        case 4:
-          copy_row<int32_t>(src, dst, ncols);
-          break;
-        default:
-          copy_row<int64_t>(src, dst, ncols);
-          break;
+    // Whole rows are one contiguous block: one read; a column window is read row by row.
+    const bool whole = col0 == 0 && ncols == cols_;
+    const int64_t block_rows = whole ? nrows : 1;
+    std::vector<uint8_t> buf(static_cast<size_t>(block_rows * ncols * itemsize_));
+    for (int64_t r = 0; r < nrows; r += block_rows) {
+      read_exactly(buf.data(), buf.size(), data_offset_ + ((row0 + r) * cols_ + col0) * itemsize_);
+      for (int64_t k = 0; k < block_rows; ++k) {
+        const uint8_t* src = buf.data() + k * ncols * itemsize_;
+        int64_t* dst = out.data() + (r + k) * ncols;
+        switch (itemsize_) {  // the dtype is fixed by the itemsize: u2, i4 or i8
+          case 2:
+            copy_row<uint16_t>(src, dst, ncols);
+            break;
+          case 4:
+            copy_row<int32_t>(src, dst, ncols);
+            break;
+          default:
+            copy_row<int64_t>(src, dst, ncols);
+            break;
+        }
       }
     }
     return out;
@@ -175,11 +185,9 @@ class NpyRows final : public TokenRows {
 
   std::string content_digest(int64_t nrows) const override {
     if (nrows < 0 || nrows > rows_) fail(fmt::format("digest of rows [0, {}): the array has {} rows", nrows, rows_));
-    const auto* base = static_cast<const uint8_t*>(map_);
-    const size_t header = static_cast<size_t>(data_ - base);
-    const size_t bytes = static_cast<size_t>(nrows * cols_ * itemsize_);
-    return combine_digests({{"npy header", sha256_hex(base, header)},
-                            {fmt::format("rows [0, {})", nrows), sha256_hex(data_, bytes)}});
+    const int64_t bytes = nrows * cols_ * itemsize_;
+    return combine_digests({{"npy header", sha256_file(path_, 0, data_offset_)},
+                            {fmt::format("rows [0, {})", nrows), sha256_file(path_, data_offset_, bytes)}});
   }
 
  private:
@@ -196,50 +204,55 @@ class NpyRows final : public TokenRows {
     throw Error(fmt::format("npy file '{}': {}", path_, what));
   }
 
+  void read_exactly(uint8_t* dst, size_t n, int64_t offset) const {
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t got = ::pread(fd_, dst + done, n - done, static_cast<off_t>(offset) + static_cast<off_t>(done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) fail(fmt::format("read error at byte {}: {}", offset + static_cast<int64_t>(done), std::strerror(errno)));
+      if (got == 0)
+        fail(fmt::format("ends at byte {}, before the {} bytes its header promised (the file changed during the run?)",
+                         offset + static_cast<int64_t>(done), file_size_));
+      done += static_cast<size_t>(got);
+    }
+  }
+
   void open() {
-    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail(fmt::format("cannot open: {}", std::strerror(errno)));
+    // O_NONBLOCK: a FIFO is refused at once below instead of waiting for a writer.
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd_ < 0) fail(fmt::format("cannot open: {}", std::strerror(errno)));
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-      const int e = errno;
-      ::close(fd);
-      fail(fmt::format("cannot stat: {}", std::strerror(e)));
-    }
-    map_size_ = static_cast<size_t>(st.st_size);
-    if (map_size_ > 0) {
-      void* p = mmap(nullptr, map_size_, PROT_READ, MAP_SHARED, fd, 0);
-      if (p == MAP_FAILED) {
-        const int e = errno;
-        ::close(fd);
-        fail(fmt::format("cannot mmap: {}", std::strerror(e)));
-      }
-      map_ = p;
-    }
-    ::close(fd);  // the mapping keeps the file alive
+    if (fstat(fd_, &st) != 0) fail(fmt::format("cannot stat: {}", std::strerror(errno)));
+    if (!S_ISREG(st.st_mode)) fail("not a regular file (a FIFO, device or folder)");
+    file_size_ = static_cast<int64_t>(st.st_size);
     parse();
   }
 
   void parse() {
-    const auto* b = static_cast<const uint8_t*>(map_);
+    const size_t map_size = static_cast<size_t>(file_size_);
+    uint8_t b[12] = {0};
     static const char kMagic[] = "\x93NUMPY";
-    if (map_size_ < 10 || std::memcmp(b, kMagic, 6) != 0) fail("not an .npy file (bad magic)");
+    if (map_size < 10) fail("not an .npy file (bad magic)");
+    read_exactly(b, std::min<size_t>(12, map_size), 0);
+    if (std::memcmp(b, kMagic, 6) != 0) fail("not an .npy file (bad magic)");
     const int major = b[6], minor = b[7];
     size_t header_len = 0, prefix = 0;
     if (major == 1 && minor == 0) {
       header_len = b[8] | (size_t{b[9]} << 8);  // little-endian uint16
       prefix = 10;
     } else if ((major == 2 || major == 3) && minor == 0) {
-      if (map_size_ < 12) fail("truncated header");
+      if (map_size < 12) fail("truncated header");
       header_len = b[8] | (size_t{b[9]} << 8) | (size_t{b[10]} << 16) | (size_t{b[11]} << 24);
       prefix = 12;
     } else {
       fail(fmt::format("unsupported format version {}.{}", major, minor));
     }
-    if (prefix + header_len > map_size_) {
+    if (prefix + header_len > map_size) {
       fail(fmt::format("truncated header ({} bytes declared, file has {})", header_len,
-                       map_size_ - prefix));
+                       map_size - prefix));
     }
-    const std::string text(reinterpret_cast<const char*>(b + prefix), header_len);
+    std::string text(header_len, '\0');
+    read_exactly(reinterpret_cast<uint8_t*>(text.data()), header_len, static_cast<int64_t>(prefix));
     const NpyHeader h = HeaderParser(text, path_).parse();
     descr_ = h.descr;
     if (h.descr == "<u2")
@@ -261,20 +274,19 @@ class NpyRows final : public TokenRows {
     const bool overflow =
         __builtin_mul_overflow(static_cast<uint64_t>(rows_), static_cast<uint64_t>(cols_), &need) ||
         __builtin_mul_overflow(need, static_cast<uint64_t>(itemsize_), &need);
-    if (overflow || need > map_size_ - data_offset) {
+    if (overflow || need > map_size - data_offset) {
       fail(fmt::format("truncated data: shape [{}, {}] of {} needs {} bytes, file has {}", rows_,
                        cols_, descr_,
                        overflow ? std::string("more than 2^64") : std::to_string(need),
-                       map_size_ - data_offset));
+                       map_size - data_offset));
     }
-    data_ = b + data_offset;
+    data_offset_ = static_cast<int64_t>(data_offset);
   }
 
   std::string path_;
   std::string descr_;
-  void* map_ = nullptr;
-  size_t map_size_ = 0;
-  const uint8_t* data_ = nullptr;
+  int fd_ = -1;
+  int64_t file_size_ = 0, data_offset_ = 0;
   int64_t rows_ = 0, cols_ = 0, itemsize_ = 0;
 };
 

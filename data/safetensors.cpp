@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "data/errors.h"
+#include "data/json_file.h"
 
 namespace foxeval {
 namespace {
@@ -56,6 +57,8 @@ size_t parse_header(const uint8_t* map, size_t map_size, const std::string& path
   if (header_len > kMaxHeader || header_len < 2)
     throw Error(fmt::format("{}: safetensors header length {} is outside [2, {}] bytes", path, header_len, kMaxHeader));
   const size_t data_offset = 8 + header_len;
+  // Messages below print parts of the header (dump() recurses): nesting is bounded first, as for every JSON file.
+  check_json_depth(std::string_view(reinterpret_cast<const char*>(map + 8), header_len), path + " (safetensors header)");
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(map + 8, map + data_offset);

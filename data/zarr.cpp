@@ -20,6 +20,7 @@
 
 #include "data/content_digest.h"
 #include "data/errors.h"
+#include "data/json_file.h"
 
 namespace foxeval {
 namespace {
@@ -63,8 +64,11 @@ bool host_is_little_endian() {
 
 // Reads a whole file. On failure returns false with `error` = what happened ("is missing"
 // for ENOENT, so the caller can say why a missing chunk is not read as fill values).
-bool read_file(const std::string& path, std::vector<uint8_t>& out, std::string& error) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// At most `max_bytes`: the size is checked before anything is read (a 12 GB file where a chunk of
+// a few MB belongs is refused at once), and only a regular file is read (O_NONBLOCK: a FIFO is
+// refused without waiting for a writer).
+bool read_file(const std::string& path, std::vector<uint8_t>& out, std::string& error, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     error =
         errno == ENOENT ? "is missing" : fmt::format("cannot be opened: {}", std::strerror(errno));
@@ -73,6 +77,16 @@ bool read_file(const std::string& path, std::vector<uint8_t>& out, std::string& 
   struct stat st;
   if (fstat(fd, &st) != 0) {
     error = fmt::format("cannot be stat'ed: {}", std::strerror(errno));
+    ::close(fd);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = "is not a regular file (a FIFO, device or folder)";
+    ::close(fd);
+    return false;
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    error = fmt::format("is {} bytes, more than the {} it can hold", static_cast<uint64_t>(st.st_size), max_bytes);
     ::close(fd);
     return false;
   }
@@ -109,6 +123,7 @@ void copy_rect(const uint8_t* chunk, int64_t chunk_cols, int64_t r0, int64_t c0,
 }  // namespace
 
 ZarrMeta parse_zarray(const std::string& json_text, const std::string& where) {
+  check_json_depth(json_text, fmt::format("zarr metadata '{}'", where));  // messages dump fields (recursively)
   json j;
   try {
     j = json::parse(json_text);
@@ -209,16 +224,21 @@ ZarrRows::ZarrRows(const std::string& dir, const ZarrOptions& options) : dir_(di
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   if (!host_is_little_endian()) throw Error("zarr reader: big-endian hosts are not supported");
   const std::string meta_path = dir_ + "/.zarray";
-  std::ifstream f(meta_path);
-  if (!f) throw Error(fmt::format("zarr array '{}': cannot read '{}'", dir_, meta_path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  meta_ = parse_zarray(ss.str(), meta_path);
+  std::vector<uint8_t> meta_bytes;
+  std::string error;
+  constexpr size_t kMaxMeta = size_t{1} << 20;  // a .zarray is a few hundred bytes
+  if (!read_file(meta_path, meta_bytes, error, kMaxMeta))
+    throw Error(fmt::format("zarr array '{}': '{}' {}", dir_, meta_path, error));
+  meta_ = parse_zarray(std::string(meta_bytes.begin(), meta_bytes.end()), meta_path);
   col_chunks_ = std::max<int64_t>(1, (meta_.shape[1] + meta_.chunks[1] - 1) / meta_.chunks[1]);
   chunk_bytes_ = static_cast<size_t>(meta_.chunks[0] * meta_.chunks[1] * meta_.itemsize);
   cache_capacity_ = options.cache_chunks > 0
                         ? options.cache_chunks
                         : std::max<size_t>(4, static_cast<size_t>(col_chunks_) + 1);
+  // Decoded chunks held at once stay under kMaxCacheBytes (at least 2): a .zarray of a few large
+  // chunks (a blosc bomb: tiny files that inflate to 2 GiB each) cannot fill memory through the cache.
+  constexpr size_t kMaxCacheBytes = size_t{1} << 30;
+  cache_capacity_ = std::max<size_t>(2, std::min(cache_capacity_, kMaxCacheBytes / std::max<size_t>(1, chunk_bytes_)));
 }
 
 std::string ZarrRows::chunk_path(int64_t i, int64_t j) const {
@@ -238,15 +258,27 @@ std::string ZarrRows::content_digest(int64_t nrows) const {
   if (nrows < 0 || nrows > meta_.shape[0])
     throw Error(fmt::format("zarr array '{}': digest of rows [0, {}): the array has {} rows", dir_, nrows, meta_.shape[0]));
   const int64_t chunk_rows = (nrows + meta_.chunks[0] - 1) / meta_.chunks[0];
+  // One path string per chunk: the count is bounded before any is made (a 200-byte .zarray can
+  // declare 10^18 chunks).
+  constexpr int64_t kMaxDigestChunks = int64_t{1} << 24;
+  if (chunk_rows > kMaxDigestChunks / col_chunks_)
+    throw Error(fmt::format("zarr array '{}': rows [0, {}) span {} x {} chunk files, more than the {} foxeval reads; "
+                            "rechunk the array into larger chunks",
+                            dir_, nrows, chunk_rows, col_chunks_, kMaxDigestChunks));
   std::vector<std::string> names, paths;
   for (int64_t i = 0; i < chunk_rows; ++i)
     for (int64_t j = 0; j < col_chunks_; ++j) {
       paths.push_back(chunk_path(i, j));
       names.push_back(paths.back().substr(dir_.size() + 1));
     }
-  for (const std::string& p : paths)  // the message a read would give, not a file-system error
-    if (!std::filesystem::is_regular_file(p))
+  for (const std::string& p : paths) {  // the message a read would give, not a file-system error
+    std::error_code ec;
+    const auto st = std::filesystem::status(p, ec);
+    if (!std::filesystem::exists(st))
       throw Error(fmt::format("zarr chunk '{}' is missing (zarr would read fill values there)", p));
+    if (!std::filesystem::is_regular_file(st))
+      throw Error(fmt::format("zarr chunk '{}' is not a regular file (a FIFO, device or folder)", p));
+  }
   const std::vector<std::string> hashed = sha256_files(paths);
   std::vector<std::pair<std::string, std::string>> parts = {{".zarray", sha256_file(dir_ + "/.zarray")}};
   for (size_t k = 0; k < paths.size(); ++k) parts.emplace_back(names[k], hashed[k]);
@@ -257,7 +289,8 @@ ZarrRows::Chunk ZarrRows::decode_chunk(int64_t i, int64_t j) const {
   const std::string path = chunk_path(i, j);
   std::vector<uint8_t> raw;
   std::string error;
-  if (!read_file(path, raw, error)) {
+  // A blosc chunk is at most its decoded size plus blosc's header overhead; a raw one exactly its size.
+  if (!read_file(path, raw, error, chunk_bytes_ + (meta_.blosc ? BLOSC_MAX_OVERHEAD : 0))) {
     throw Error(
         fmt::format("zarr chunk '{}' {}{}", path, error,
                     error == "is missing" ? " (zarr would read it as fill values; refusing)" : ""));

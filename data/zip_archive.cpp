@@ -1,8 +1,13 @@
 #include "data/zip_archive.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <zip.h>
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <iterator>
 #include <memory>
 
 #include "data/errors.h"
@@ -30,6 +35,21 @@ Archive open_archive(const std::string& zip_path) {
 
 }  // namespace
 
+bool is_contained_member_name(const std::string& name) {
+  // Relative, no ".." component, no control character: joined to the archive's path it stays below it.
+  if (name.empty() || name.front() == '/') return false;
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  for (size_t start = 0; start <= name.size();) {
+    const size_t end = std::min(name.find('/', start), name.size());
+    if (name.compare(start, end - start, "..") == 0) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 std::vector<std::string> zip_member_names(const std::string& zip_path) {
   Archive z = open_archive(zip_path);
   const zip_int64_t n = zip_get_num_entries(z.get(), 0);
@@ -38,12 +58,17 @@ std::vector<std::string> zip_member_names(const std::string& zip_path) {
     const char* name = zip_get_name(z.get(), static_cast<zip_uint64_t>(i), ZIP_FL_ENC_GUESS);
     if (!name) continue;
     std::string s(name);
-    if (!s.empty() && s.back() != '/') names.push_back(std::move(s));
+    if (!is_contained_member_name(s))
+      throw Error(fmt::format("{}: member {} is not a relative path inside the archive (absolute, '..' or control "
+                              "characters); refusing the archive", zip_path, nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).substr(0, 200)));
+    if (s.back() != '/') names.push_back(std::move(s));
   }
   return names;
 }
 
 std::string read_zip_member(const std::string& zip_path, const std::string& member, uint64_t max_bytes) {
+  if (!is_contained_member_name(member))
+    throw Error(fmt::format("{}: '{}' is not a relative path inside the archive", zip_path, member.substr(0, 200)));
   Archive z = open_archive(zip_path);
   zip_stat_t st;
   zip_stat_init(&st);
@@ -56,6 +81,7 @@ std::string read_zip_member(const std::string& zip_path, const std::string& memb
   if (!f) throw Error(fmt::format("{}: cannot read member '{}' ({})", zip_path, member, zip_strerror(z.get())));
   std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(f, zip_fclose);
   std::string out;
+  if (st.valid & ZIP_STAT_SIZE) out.reserve(static_cast<size_t>(st.size));  // no doubling past the stated size
   char buf[1 << 16];
   for (;;) {
     const zip_int64_t got = zip_fread(f, buf, sizeof buf);

@@ -8,11 +8,16 @@
 namespace foxeval {
 
 // The largest member foxeval reads (uncompressed): LongBench's largest file is ~40 MB; the cap
-// keeps a hostile archive (a zip bomb) from filling memory.
-constexpr uint64_t kMaxZipMemberBytes = uint64_t{4} << 30;
+// (6x that) keeps a hostile archive (a zip bomb, or a member just under a larger cap) from
+// filling memory: the bytes are held once, then parsed as JSON lines.
+constexpr uint64_t kMaxZipMemberBytes = uint64_t{256} << 20;
+
+// A member name that, joined to the archive's path, stays below it: relative, no ".." component,
+// no control characters. Every name the readers below hand out or take is one.
+bool is_contained_member_name(const std::string& name);
 
 // The archive's file members (folders left out), in archive order. Error naming the archive when
-// it cannot be opened or is not a zip.
+// it cannot be opened or is not a zip, or when a member's name is not contained (a hostile archive).
 std::vector<std::string> zip_member_names(const std::string& zip_path);
 
 // One member's bytes. Error naming the archive and the member when it is missing, corrupt (CRC) or

@@ -92,7 +92,12 @@ int64_t mlp_intermediate_size(const Config& config, int64_t hidden_size) {
   if (config.has("intermediate_size")) return config.get_int("intermediate_size");
   const double ratio = config.get_double("hidden_ratio", 4.0);
   const auto raw = static_cast<int64_t>(static_cast<double>(hidden_size) * ratio * 2.0 / 3.0);
-  return 256 * ((raw + 255) / 256);
+  const int64_t width = 256 * ((raw + 255) / 256);
+  // A tiny hidden_ratio rounds to no MLP at all (FLA's formula gives 0): a broken config, not a model.
+  if (width < 1)
+    config.fail("hidden_ratio", fmt::format("= {} gives an MLP width of 0 (hidden_size {} * hidden_ratio * 2/3 < 1)",
+                                            ratio, hidden_size));
+  return width;
 }
 
 ModelInfo basic_model_info(const Checkpoint& checkpoint, const std::string& family, int64_t hidden_size,

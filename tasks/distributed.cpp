@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <map>
 
@@ -28,16 +29,22 @@ double env_seconds(const char* name, double fallback) {
   if (!v || !*v) return fallback;
   char* end = nullptr;
   const double x = std::strtod(v, &end);
-  if (*end != '\0' || !(x > 0)) throw Error(fmt::format("environment variable {}={} is not a positive number of seconds", name, v));
+  // At most a week: a timeout past that is no timeout, and an infinite one overflows the milliseconds.
+  if (end == v || *end != '\0' || !(x > 0) || !(x <= 7 * 86400.0))
+    throw Error(fmt::format("environment variable {}={} is not allowed: must be a number of seconds in (0, 604800]", name,
+                            std::string(v).substr(0, 40)));
   return x;
 }
 
 int64_t env_int_or(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
+  errno = 0;
   char* end = nullptr;
   const long long x = std::strtoll(v, &end, 10);
-  if (*end != '\0') throw Error(fmt::format("environment variable {}={} is not an integer", name, v));
+  if (end == v || *end != '\0' || errno == ERANGE || x < -1 || x > (int64_t(1) << 40))
+    throw Error(fmt::format("environment variable {}={} is not allowed: must be an integer in [-1, 2^40]", name,
+                            std::string(v).substr(0, 40)));
   return x;
 }
 
@@ -120,10 +127,14 @@ DistributedSession::DistributedSession(const DistributedEnv& env)
   try {
     base = c10::make_intrusive<c10d::TCPStore>(env_.host, o);
   } catch (const c10::Error& e) {
-    throw Error(fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s: {}",
+    const std::string why = e.what_without_backtrace();
+    throw Error(fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s: {}{}",
                             env_.rank, host_it ? "host" : "reach", address(),
                             env_.agent_store ? ", hosted by torchrun's agent" : host_it ? "" : ", hosted by rank 0",
-                            timeout_.count() / 1000, e.what_without_backtrace()));
+                            timeout_.count() / 1000, why.substr(0, why.find('\n')),
+                            why.find("EADDRINUSE") != std::string::npos || why.find("in use") != std::string::npos
+                                ? fmt::format(" (is another job using MASTER_PORT={}? give each job its own)", env_.port)
+                                : ""));
   } catch (const std::exception& e) {
     throw Error(fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s: {}",
                             env_.rank, host_it ? "host" : "reach", address(),
@@ -131,6 +142,26 @@ DistributedSession::DistributedSession(const DistributedEnv& env)
                             timeout_.count() / 1000, short_what(e)));
   }
   const std::string prefix = fmt::format("foxeval/{}", env_.attempt.empty() ? "0" : env_.attempt);
+  // Two jobs on one MASTER_PORT: the second job's ranks reach the first job's store. Each rank
+  // signs in under its number first: a number already signed in is another job's, told at once
+  // (before this rank writes anything the other job reads).
+  try {
+    const int64_t signed_in = base->add(fmt::format("{}/signed_in/{}", prefix, env_.rank), 1);
+    const std::vector<uint8_t> world_bytes = bytes(std::to_string(env_.world));
+    const std::string world_key = fmt::format("{}/world", prefix);
+    const std::string their_world = text(base->compareSet(world_key, {}, world_bytes));
+    if (signed_in > 1 || their_world != std::to_string(env_.world))
+      throw Error(fmt::format("rank {}: the rendezvous store at {} already has {} (MASTER_ADDR/MASTER_PORT): another job "
+                              "uses MASTER_PORT={}; give each job its own port",
+                              env_.rank, address(),
+                              signed_in > 1 ? fmt::format("a rank {}", env_.rank)
+                                            : fmt::format("a job of {} ranks, this one has {}", their_world, env_.world),
+                              env_.port));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("rank {}: the rendezvous store at {} failed: {}", env_.rank, address(), short_what(e)));
+  }
   auto store = c10::make_intrusive<c10d::PrefixStore>(prefix, base);
   auto hb = c10::make_intrusive<c10d::PrefixStore>(prefix, base->clone());
   store_ = store.get();
@@ -222,10 +253,11 @@ std::string DistributedSession::get(const std::string& key) {
     }
     const std::string why = fault();
     if (!why.empty()) throw Error(fmt::format("rank {}: stopped waiting for {}: {}", env_.rank, key, why));
-    if (Clock::now() > deadline)
+    const Clock::time_point now = Clock::now();
+    if (now > deadline)
       throw Error(fmt::format("rank {}: waited {} s (FOXEVAL_DIST_TIMEOUT) for {} in the store at {}", env_.rank,
                               timeout_.count() / 1000, key, address()));
-    std::this_thread::sleep_for(pause);
+    std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now + std::chrono::milliseconds(1)));
     pause = std::min(pause * 2, std::chrono::milliseconds(200));
   }
 }
@@ -234,8 +266,26 @@ void DistributedSession::barrier(const std::string& name, const std::string& sta
   std::string first_error;
   try {
     set(fmt::format("{}/{}", name, env_.rank), status.empty() ? "ok" : status);
+    // One deadline for the whole barrier: FOXEVAL_DIST_TIMEOUT holds, not once per missing rank.
+    const Clock::time_point deadline = Clock::now() + timeout_;
     for (int64_t r = 0; r < env_.world; ++r) {
-      const std::string s = get(fmt::format("{}/{}", name, r));
+      const std::string key = fmt::format("{}/{}", name, r);
+      auto present = [&] {
+        try {
+          return store_->check({key});
+        } catch (const std::exception& e) {
+          throw Error(fmt::format("rank {}: the rendezvous store at {} failed ({}): {}", env_.rank, address(), key, short_what(e)));
+        }
+      };
+      while (!present()) {
+        const std::string why = fault();
+        if (!why.empty()) throw Error(fmt::format("rank {}: stopped waiting for {}: {}", env_.rank, key, why));
+        if (Clock::now() > deadline)
+          throw Error(fmt::format("rank {}: waited {} s (FOXEVAL_DIST_TIMEOUT) for {} in the store at {}", env_.rank,
+                                  timeout_.count() / 1000, key, address()));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      const std::string s = get(key);
       if (s != "ok" && first_error.empty()) first_error = fmt::format("rank {}: {}", r, s);
     }
   } catch (const Error&) {
@@ -256,11 +306,22 @@ void DistributedSession::leave(const std::string& name) {
     }
     return;
   }
+  // Only ranks that signed in (the session's constructor) can leave: one that never came (a job
+  // short of ranks) is not waited for, so a refusal keeps FOXEVAL_DIST_TIMEOUT.
   auto others_alive = [this] {
-    std::lock_guard<std::mutex> lock(mu_);
-    return env_.world - 1 - static_cast<int64_t>(dead_.size());
+    int64_t came = 0;
+    for (int64_t r = 1; r < env_.world; ++r) {
+      bool in = false;
+      try {
+        in = store_->check({fmt::format("signed_in/{}", r)});
+      } catch (const std::exception&) {
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      came += in && !dead_.count(r);
+    }
+    return came;
   };
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  const auto deadline = Clock::now() + std::min<Clock::duration>(std::chrono::seconds(30), timeout_);
   while (add(key, 0) < others_alive() && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }

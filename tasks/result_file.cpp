@@ -15,6 +15,7 @@
 #include "data/errors.h"
 #include "data/hub_cache.h"
 #include "data/json_file.h"
+#include "data/url_secrets.h"
 #include "tasks/pruning_header.h"
 
 #ifndef FOXEVAL_VERSION
@@ -198,7 +199,7 @@ nlohmann::json result_header(const std::string& task, const nlohmann::json& iden
   if (gethostname(host, sizeof host - 1) == 0) machine["host"] = host;
   if (identity.value("device_type", "") == "cuda" && at::cuda::is_available())
     machine["gpu"] = at::cuda::getDeviceProperties(0)->name;
-  nlohmann::json header = {{"task", task},       {"foxeval_version", FOXEVAL_VERSION}, {"settings", identity},
+  nlohmann::json header = {{"task", task},       {"foxeval_version", FOXEVAL_VERSION}, {"settings", without_url_secrets(identity)},
                            {"machine", machine}, {"date", now_iso8601()},              {"elapsed_s", elapsed_seconds}};
   // A model from the Hugging Face cache: its repo id and the commit its snapshot is.
   const HubModelId hub = hub_model_of_path(identity.value("model", ""));

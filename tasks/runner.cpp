@@ -1,14 +1,21 @@
 #include "tasks/runner.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 
+#include "data/content_digest.h"
+#include "data/new_file.h"
+#include "data/read_stamps.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "tasks/distributed.h"
@@ -73,6 +80,17 @@ std::string run_file_path(const RunFileKind& kind, const std::string& out_path, 
                   : fmt::format("{}.{}.rank{}.{}", out_path, kind.stem, rank, kind.ext);
 }
 
+// A journal or state file is ours to read, cut and append to only as a regular file: a symbolic
+// link (to a file elsewhere) or a FIFO/device there is refused, never followed or truncated.
+void check_run_file(const RunFileKind& kind, const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (S_ISLNK(st.st_mode))
+    throw Error(fmt::format("{}: the {} is a symbolic link; foxeval never reads, cuts or writes through one (delete it)",
+                            path, kind.what));
+  if (!S_ISREG(st.st_mode)) throw Error(fmt::format("{}: the {} is not a regular file (delete it)", path, kind.what));
+}
+
 // Every journal (state file) of `out_path`: OUT.journal.jsonl (one process) and
 // OUT.journal.rank<R>.jsonl (the ranks of distributed runs, whatever their number), sorted.
 std::vector<std::string> run_files(const RunFileKind& kind, const std::string& out_path) {
@@ -111,6 +129,7 @@ std::pair<std::map<std::string, nlohmann::json>, double> read_journal(const std:
   while (std::getline(in, line)) {
     ++line_no;
     const bool has_newline = !in.eof();
+    check_json_depth(line, fmt::format("{} line {}", path, line_no));
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !has_newline) {
       if (in.peek() == EOF) {  // the last line: torn by a kill, drop it
@@ -122,8 +141,11 @@ std::pair<std::map<std::string, nlohmann::json>, double> read_journal(const std:
     if (line_no == 1) {
       check_run_file_header(kJournal, path, j, task, identity);
     } else {
-      if (!j.contains("id") || !j.contains("record"))
+      if (!j.is_object() || !j.contains("id") || !j.contains("record"))
         throw Error(fmt::format("{} line {}: a journal line without 'id' or 'record'", path, line_no));
+      if (!j["id"].is_string() || (j.contains("t") && !j["t"].is_number()))
+        throw Error(fmt::format("{} line {}: 'id' must be a string and 't' a number (a damaged journal; delete it to "
+                                "start again)", path, line_no));
       records[j["id"].get<std::string>()] = j["record"];
       elapsed = std::max(elapsed, j.value("t", 0.0));
     }
@@ -246,6 +268,7 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
     if (!files.empty() && !settings_.resume)
       throw Error(fmt::format("{} exists (an interrupted run): pass --resume to continue it, or delete it", files.front()));
     for (const std::string& f : files) {
+      check_run_file(kind, f);
       if (f != path) other_journals_.push_back(f);
       if (!reducer_) {
         auto [records, elapsed] = read_journal(f, task_, identity_, f == path);
@@ -275,7 +298,34 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
     if (!dist_) throw;
     refusal = e.what();
   }
-  if (dist_) dist_->barrier(scope_ + "/start", refusal);
+  if (dist_) {
+    // One job, one run: every rank must have been given the same task, identity (model, data
+    // digest, settings), items and output. Each posts its own; each compares with rank 0's; a
+    // difference is every rank's refusal (the barrier), before any work.
+    nlohmann::json item_ids = nlohmann::json::array();
+    for (const WorkItem& it : items_) item_ids.push_back(it.id);
+    const nlohmann::json whole = {{"task", task_}, {"identity", identity_}, {"items", sha256_hex(item_ids.dump())},
+                                  {"out", fs::weakly_canonical(fs::absolute(settings_.out_path)).string()},
+                                  {"resume", settings_.resume}};
+    dist_->set(fmt::format("{}/identity/{}", scope_, dist_->rank()), whole.dump());
+    if (refusal.empty() && dist_->rank() != 0) {
+      const nlohmann::json rank0 = nlohmann::json::parse(dist_->get(scope_ + "/identity/0"), nullptr, false);
+      if (rank0 != whole) {
+        nlohmann::json a = whole, b = rank0.is_object() ? rank0 : nlohmann::json::object();
+        // Name the identity fields that differ, not just "identity".
+        if (a.contains("identity") && b.contains("identity") && a["identity"].is_object() && b["identity"].is_object()) {
+          for (auto& [k, v] : a["identity"].items()) a["identity." + k] = v;
+          for (auto& [k, v] : b["identity"].items()) b["identity." + k] = v;
+          a.erase("identity");
+          b.erase("identity");
+        }
+        refusal = fmt::format("rank {} was given another run than rank 0 (every rank needs the same model, data, "
+                              "settings and --out): {}",
+                              dist_->rank(), diff_fields(a, b).dump());
+      }
+    }
+    dist_->barrier(scope_ + "/start", refusal);
+  }
   for (const WorkItem& it : items_)
     if (found.count(it.id)) {
       records_[it.id] = found[it.id];
@@ -310,9 +360,18 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
 
   if (!fs::path(settings_.out_path).parent_path().empty()) fs::create_directories(fs::path(settings_.out_path).parent_path());
   if (!reducer_) {
-    const bool fresh = !fs::exists(path) || fs::file_size(path) == 0;
-    journal_ = std::fopen(path.c_str(), "ab");
-    if (!journal_) throw Error(fmt::format("{}: cannot open the journal for writing", path));
+    // Appended to only when it is the regular file read above; else created new (never through a link).
+    check_run_file(kind, path);
+    const bool exists = fs::exists(fs::symlink_status(path));
+    const int fd = exists ? ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : create_new_file(path);
+    if (fd < 0) throw Error(fmt::format("{}: cannot open the journal for writing ({})", path, std::strerror(errno)));
+    struct stat st {};
+    const bool fresh = ::fstat(fd, &st) != 0 || st.st_size == 0;
+    journal_ = ::fdopen(fd, "ab");
+    if (!journal_) {
+      ::close(fd);
+      throw Error(fmt::format("{}: cannot open the journal for writing", path));
+    }
     if (fresh) {
       const std::string header = run_file_header(kJournal, task_, identity_).dump() + "\n";
       std::fwrite(header.data(), 1, header.size(), journal_);
@@ -488,6 +547,7 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
     add_pruning_header(out["header"], pruning_counts(settings_.model));
   }
   // The result is complete: a signal from now on must not lose it.
+  check_digested_files_unchanged();  // the identity's digests are of the bytes read
   StopSignals::ignore();
   write_json_atomic(settings_.out_path, out, settings_.num_shards > 1 ? -1 : 1);
   std::fclose(journal_);
@@ -531,6 +591,7 @@ nlohmann::json Runner::complete(const ReducerFinish& finish) {
     out["header"] = result_header(task_, identity_, elapsed);
     add_pruning_header(out["header"], pruning_counts(settings_.model));
   }
+  check_digested_files_unchanged();  // the identity's digests are of the bytes read
   StopSignals::ignore();
   write_json_atomic(settings_.out_path, out, settings_.num_shards > 1 ? -1 : 1);
   std::error_code ec;
@@ -565,6 +626,7 @@ nlohmann::json Runner::complete_distributed(
       nlohmann::json pruning = mine.value("pruning", nlohmann::json());
       for (const nlohmann::json& o : others) pruning = add_pruning_counts(pruning, o.value("pruning", nlohmann::json()));
       add_pruning_header(out["header"], pruning);
+      check_digested_files_unchanged();  // the identity's digests are of the bytes read
       StopSignals::ignore();
       write_json_atomic(settings_.out_path, out, 1);
     } catch (const std::exception& e) {

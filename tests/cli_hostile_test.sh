@@ -122,11 +122,13 @@ mkmodel "$m"; index "$m" "../../../../etc/passwd"
 refuse "index naming ../../etc/passwd" "is not a plain file name" "$FOXEVAL" info --model "$m"
 mkmodel "$m"; index "$m" "/etc/hostname"
 refuse "index naming an absolute path" "is not a plain file name" "$FOXEVAL" info --model "$m"
-mkmodel "$m"; ln -s /etc/hostname "$m/outside.safetensors"; index "$m" "outside.safetensors"
-refuse "index naming a symlink out of the folder" "outside the folder" "$FOXEVAL" info --model "$m"
-mkmodel "$m"; rm "$m/config.json"; ln -s /etc/hostname "$m/config.json"
-refuse "config.json a symlink out of the folder" "outside the folder" "$FOXEVAL" info --model "$m"
-grep -qF "$(head -c 20 /etc/hostname)" "$tmp/e" && bad "the outside file's text shows" || ok
+# A checkpoint folder made of links to files elsewhere (as clusters assemble them) loads (#57):
+# links on disk are the user's own and are followed for reading; names inside files are confined.
+mkdir -p "$tmp/store" "$tmp/mlinks"; cp $fox/config.json "$tmp/store/c.json"; cp $fox/model.safetensors "$tmp/store/w.bin"
+ln -sf "$tmp/store/c.json" "$tmp/mlinks/config.json"; ln -sf "$tmp/store/w.bin" "$tmp/mlinks/model.safetensors"
+timeout 60 "$FOXEVAL" info --model "$tmp/mlinks" >/dev/null 2>"$tmp/e" && ok || { bad "a checkpoint folder of symlinks loads"; head -c 600 "$tmp/e" >&2; }
+mkmodel "$m"; rm "$m/config.json"; mkfifo "$tmp/store/fifo"; ln -s "$tmp/store/fifo" "$m/config.json"
+refuse "config.json a link to a FIFO (no hang)" "not a regular file (a FIFO)" "$FOXEVAL" info --model "$m"
 mkmodel "$m"; rm "$m/model.safetensors"; mkfifo "$m/model.safetensors"
 refuse "a FIFO as the weights (no hang)" "not a regular file" "$FOXEVAL" info --model "$m"
 
@@ -179,10 +181,10 @@ refuse "check on a JSON array" "not a foxeval result" "$FOXEVAL" check "$tmp/arr
 mkdir -p "$tmp/pd1" "$tmp/pd2" "$tmp/hay2"
 touch "$tmp/pd1/Huggingface_len_99999999999999999999_depth_0.txt" "$tmp/pd1/Huggingface_len_99999999999999999999_depth_0.txt.done"
 refuse "prediction named with a 20-digit length" "out of range" "$FOXEVAL" niah score --pred-dir "$tmp/pd1" --out "$out/ps.json"
-ln -s /etc/hostname "$tmp/pd2/Huggingface_len_1000_depth_0.txt"; touch "$tmp/pd2/Huggingface_len_1000_depth_0.txt.done"
-refuse "prediction a symlink out of --pred-dir" "outside the folder" "$FOXEVAL" niah score --pred-dir "$tmp/pd2" --out "$out/ps.json"
-cp "$tmp/hay/e.txt" "$tmp/hay2/"; ln -s /etc/hostname "$tmp/hay2/z.txt"
-refuse "haystack .txt a symlink out of --haystack" "outside the folder" "$FOXEVAL" niah prompts --haystack "$tmp/hay2" --out "$out/pp" --lengths 300
+mkfifo "$tmp/pd2/Huggingface_len_1000_depth_0.txt"; touch "$tmp/pd2/Huggingface_len_1000_depth_0.txt.done"
+refuse "prediction a FIFO in --pred-dir (no hang)" "not a regular file" "$FOXEVAL" niah score --pred-dir "$tmp/pd2" --out "$out/ps.json"
+cp "$tmp/hay/e.txt" "$tmp/hay2/"; mkfifo "$tmp/hay2/z.txt"
+refuse "haystack .txt a FIFO (no hang)" "not a regular file" "$FOXEVAL" niah prompts --haystack "$tmp/hay2" --out "$out/pp" --lengths 300
 printf '{"cells": [{"length": "x", "depth": 0, "prediction": 5}], "header": {"settings": {"answer": "a b", "mode": "standard"}}}' >"$tmp/bad_result.json"
 refuse "niah score --result with cells of the wrong types" "--result $tmp/bad_result.json" "$FOXEVAL" niah score --result "$tmp/bad_result.json" --out "$out/ps.json"
 
@@ -228,6 +230,14 @@ else
   timeout 30 "$FOXEVAL" "${J[@]}" --judge-url "$url/ok/v1" --judge-key-env FOXEVAL_TEST_JUDGE_KEY >/dev/null 2>"$tmp/e" && ok || bad "judge ok"
   ! grep -qF "$FOXEVAL_TEST_JUDGE_KEY" "$out/j.json" "$tmp/e" && grep -qF '"judge_score": 7' "$out/j.json" && ok ||
     bad "a judged result holds the rating and never the key"
+  # #55 class 4: credentials in the URL itself never reach a file (nor stderr).
+  timeout 30 "$FOXEVAL" "${J[@]}" --judge-url "http://judgeuser:pw-secret-42@127.0.0.1:$port/ok/v1?api-key=qk-secret-43&m=x" \
+    >/dev/null 2>"$tmp/e" && ok || bad "judge ok with credentials in the URL"
+  ! grep -rqE "pw-secret-42|qk-secret-43" "$out" "$tmp/e" && grep -qF '"judge_url": "http://127.0.0.1:' "$out/j.json" && ok ||
+    bad "a URL's password or api-key is stored or shown"
+  # #55 class 6: a rating of 30,000 digits (std::regex overflowed the stack): a clean end, no signal.
+  timeout 30 "$FOXEVAL" "${J[@]}" --judge-url "$url/digits/v1" --judge-tries 1 >/dev/null 2>"$tmp/e"; rc=$?
+  { [ $rc -eq 0 ] || [ $rc -eq 2 ]; } && ! grep -qE 'frame #|Segmentation' "$tmp/e" && ok || bad "judge reply [[30,000 digits]]: exit $rc"
   kill $stub_pid 2>/dev/null; wait $stub_pid 2>/dev/null; stub_pid=""
 fi
 
@@ -271,18 +281,115 @@ wait $lane2_pid
 read -r p2 f2 <"$tmp/lane2.counts" 2>/dev/null || { p2=0; f2=1; echo "FAILED: the flag lane did not finish" >&2; }
 pass=$((pass + p2)); fail=$((fail + f2))
 
-# ---- identical runs give identical bits, also when two run at once (load) ----
-D=(loss --model $fox --data tests/fixtures/loss/tokens.npy --bos-id 0)
+# ---- identical runs give identical bits: alone, three at once, other thread counts, a busy core ----
+# (#55 class 7: on 2 cores, 10 runs of the trained tiny FoX (Pro) under 2 busy loops with
+# OMP_NUM_THREADS 1-3 gave one result, and so did MALLOC_PERTURB_ 0-250: the rare split is not reproduced yet.)
+D=(loss --model $trained --data tests/fixtures/loss/tokens.npy --bos-id 0)
+"$FOXEVAL" "${D[@]}" --out "$out/det/alone.json" >/dev/null 2>&1
+( while :; do :; done ) & busy=$!
 "$FOXEVAL" "${D[@]}" --out "$out/det/a.json" >/dev/null 2>&1 & p1=$!
-"$FOXEVAL" "${D[@]}" --out "$out/det/b.json" >/dev/null 2>&1 & p2=$!
-wait $p1; r1=$?; wait $p2; r2=$?
-[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && $PY -c 'import json,sys; a,b=(json.load(open(p))["val/loss_per_token"] for p in sys.argv[1:]); sys.exit(a != b)' \
-  "$out/det/a.json" "$out/det/b.json" && ok || bad "two identical loss runs differ"
+OMP_NUM_THREADS=1 "$FOXEVAL" "${D[@]}" --out "$out/det/b.json" >/dev/null 2>&1 & p2=$!
+OMP_NUM_THREADS=3 "$FOXEVAL" "${D[@]}" --out "$out/det/c.json" >/dev/null 2>&1 & p3=$!
+wait $p1; r1=$?; wait $p2; r2=$?; wait $p3; r3=$?; kill $busy; wait $busy 2>/dev/null
+[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $r3 -eq 0 ] && $PY -c '
+import json, sys
+runs = [json.load(open(p))["val/loss_per_token"] for p in sys.argv[1:]]
+sys.exit(any(r != runs[0] for r in runs))' "$out/det/alone.json" "$out/det/a.json" "$out/det/b.json" "$out/det/c.json" && ok ||
+  bad "identical loss runs differ (under load or with another thread count)"
+
+# ---- #55: an output never replaces an input; nothing written through a link; bounded reads ----
+h="$tmp/h55"; mkdir -p "$h/data"; cp tests/fixtures/loss/tokens.npy "$h/data/t.npy"; mkmodel "$h/model"
+ln -s "$h/data" "$h/datalink"
+printf '{"kind": "loglikelihood", "context": "a", "continuation": " b"}\n' >"$h/req.jsonl"
+cp "$tmp/p3.json" "$h/part.json"; cp -r "$tmp/hay" "$h/hay"; mkdir -p "$h/cfg"
+# Every file's bytes and every name under $h (links as links): compared after all the cases.
+snapshot() { (cd "$h" && find . -type f -print0 | sort -z | xargs -0 sha256sum; find . -printf '%p %y %l\n' | sort); }
+before=$(snapshot)
+H=(loss --model "$h/model" --data "$h/data/t.npy" --bos-id 0)
+refuse "loss --out its own --data" "an output never replaces an input" "$FOXEVAL" "${H[@]}" --out "$h/data/t.npy"
+refuse "loss --out its --data spelled through a link and .." "is the input --data" "$FOXEVAL" "${H[@]}" --out "$h/datalink/../data/t.npy"
+refuse "loss --out its --data through a linked folder" "is the input --data" "$FOXEVAL" "${H[@]}" --out "$h/datalink/t.npy"
+refuse "loss --out the model's config.json" "is inside the input --model" "$FOXEVAL" "${H[@]}" --out "$h/model/config.json"
+refuse "loss --out inside the data folder" "is inside the input --data" "$FOXEVAL" loss --model "$h/model" --data "$h/data" --bos-id 0 --out "$h/data/r.json"
+refuse "loss --out relative, same file" "is the input --data" \
+  env -C "$h/data" "$(realpath "$FOXEVAL")" loss --model ../model --data t.npy --bos-id 0 --out ./t.npy
+refuse "score --out its --requests" "is the input --requests" "$FOXEVAL" score --model "$h/model" --requests "$h/req.jsonl" --out "$h/req.jsonl"
+refuse "merge --out one of its parts" "is the input parts" "$FOXEVAL" merge --out "$h/part.json" "$h/part.json"
+refuse "niah run --pred-dir the haystack" "is the input --haystack" "$FOXEVAL" niah run --model "$h/model" --haystack "$h/hay" --out "$out/n55.json" --lengths 300 --pred-dir "$h/hay"
+refuse "longbench run --out its --config" "is the input --config" "$FOXEVAL" longbench run --model "$h/model" --data "$h/data" --config "$h/cfg" --out "$h/cfg"
+refuse "lm-eval requests --out inside its --data" "is inside the input --data" "$FOXEVAL" lm-eval requests --tasks piqa --data "$h/data" --out "$h/data/q.jsonl"
+# Nothing written through a link: a state file or lock that is a link is refused, its target untouched.
+printf 'precious\n' >"$tmp/target.txt"; mkdir -p "$out/l55"; ln -s "$tmp/target.txt" "$out/l55/r.json.state.json"
+refuse "loss --resume with a state file that is a link" "is a symbolic link" "$FOXEVAL" "${H[@]}" --out "$out/l55/r.json" --resume
+rm -f "$out/l55/r.json.state.json"; ln -s "$tmp/target.txt" "$out/l55/r.json.lock"
+refuse "a lock file that is a link" "--out $out/l55/r.json" "$FOXEVAL" "${H[@]}" --out "$out/l55/r.json"
+rm -f "$out/l55/r.json.lock"
+[ "$(cat "$tmp/target.txt")" = precious ] && ok || bad "a link's target was written"
+# Names inside a file stay inside its folder: a zip member named /trec.jsonl.
+$PY -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "w"); z.writestr(zipfile.ZipInfo("/trec.jsonl"), "{}\n"); z.close()' "$tmp/evil.zip"
+refuse "zip member /trec.jsonl" "not a relative path inside the archive" "$FOXEVAL" longbench prompts --data "$tmp/evil.zip" --tasks trec --out "$out/lb55.jsonl"
+# Bounded: a FIFO where a .npy belongs, a safetensors header nested 100k deep.
+mkfifo "$tmp/fifo.npy"
+refuse "loss --data a FIFO (no hang)" "not a regular file" "$FOXEVAL" loss --model "$h/model" --data "$tmp/fifo.npy" --bos-id 0 --out "$out/f55.json"
+mkmodel "$m"
+$PY -c '
+import struct, sys
+hb = b"{\"a\": " + b"[" * 100000 + b"]" * 100000 + b"}"
+hb += b" " * (-len(hb) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hb)) + hb)' "$m/model.safetensors"
+refuse "safetensors header nested 100000 deep (no stack overflow)" "nested more than 512 levels" "$FOXEVAL" info --model "$m"
+# Launcher variables are flags: range-checked.
+refuse "WORLD_SIZE=1000000000" "WORLD_SIZE=1000000000 is not allowed" env WORLD_SIZE=1000000000 RANK=0 "$FOXEVAL" "${H[@]}" --out "$out/w55.json"
+refuse "FOXEVAL_DIST_TIMEOUT=inf" "FOXEVAL_DIST_TIMEOUT=inf is not allowed" \
+  env WORLD_SIZE=2 RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=9 FOXEVAL_DIST_TIMEOUT=inf "$FOXEVAL" "${H[@]}" --out "$out/w55.json"
+# Values accepted before but meaningless.
+refuse "niah --lengths 300,,400" "--lengths: an empty item" "$FOXEVAL" niah run --model "$h/model" --haystack "$h/hay" --out "$out/n55.json" --lengths 300,,400
+refuse "lm-eval --limit 0x10" "--limit: '0x10' is not allowed" "$FOXEVAL" lm-eval requests --tasks piqa --data "$tmp/none" --out "$out/q55.jsonl" --limit 0x10
+refuse "longbench --stop-after -1" "--stop-after: '-1'" "$FOXEVAL" longbench run --model "$h/model" --data "$tmp/none" --out "$out/lb55" --stop-after -1
+mkmodel "$m"; config "$m" hidden_ratio 0.0001
+refuse "config.json hidden_ratio giving an MLP width of 0" "MLP width of 0" "$FOXEVAL" info --model "$m"
+mkmodel "$m"; $PY -c 'import json,sys; p=sys.argv[1]+"/config.json"; c=json.load(open(p)); c["norm_eps"]=float("nan"); json.dump(c,open(p,"w"))' "$m"
+refuse "config.json norm_eps NaN" 'field "norm_eps"' "$FOXEVAL" info --model "$m"
+bad_name=$(printf '%s/bad\377name.npy' "$tmp")
+refuse "an invalid UTF-8 path" 'not valid UTF-8' "$FOXEVAL" loss --model "$h/model" --data "$bad_name" --bos-id 0 --out "$out/u55.json"
+grep -qF 'bad\xffname' "$tmp/e" && ok || bad "the invalid byte is shown escaped"
+# score, merge and lm-eval requests take the output lock, as task runs do.
+sleep 30 & holder=$!; echo $holder >"$out/s55.jsonl.lock"; echo $holder >"$out/m55.json.lock"; echo $holder >"$out/q55.jsonl.lock"
+refuse "score on a held --out" "pid $holder" "$FOXEVAL" score --model "$h/model" --requests "$h/req.jsonl" --out "$out/s55.jsonl"
+refuse "merge on a held --out" "pid $holder" "$FOXEVAL" merge --out "$out/m55.json" "$h/part.json"
+refuse "lm-eval requests on a held --out" "pid $holder" "$FOXEVAL" lm-eval requests --tasks piqa --data "$tmp/none" --out "$out/q55.jsonl"
+kill $holder 2>/dev/null; wait $holder 2>/dev/null; rm -f "$out/s55.jsonl.lock" "$out/m55.json.lock" "$out/q55.jsonl.lock"
+# One job, one run: ranks given different --data refuse together; a second job on the same
+# MASTER_PORT is told at once; FOXEVAL_DIST_TIMEOUT bounds the wait for missing ranks as a whole.
+cp tests/fixtures/loss/tokens.npy "$out/u.npy"; $PY -c 'import sys; b=bytearray(open(sys.argv[1],"rb").read()); b[-1]^=1; open(sys.argv[1],"wb").write(b)' "$out/u.npy"
+port=$((20000 + RANDOM % 20000))
+DE=(env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 FOXEVAL_DIST_TIMEOUT=60)
+"${DE[@]}" RANK=0 "$FOXEVAL" "${H[@]}" --out "$out/d55/r.json" >/dev/null 2>"$out/e_r0" & r0=$!
+refuse "ranks given different --data" "was given another run than rank 0" \
+  "${DE[@]}" RANK=1 "$FOXEVAL" loss --model "$h/model" --data "$out/u.npy" --bos-id 0 --out "$out/d55/r.json"
+wait $r0; rc=$?
+[ $rc -eq 2 ] && grep -qF "was given another run than rank 0" "$out/e_r0" && [ ! -e "$out/d55/r.json" ] && ok ||
+  bad "rank 0 of a job whose ranks disagree refuses too (exit $rc)"
+port=$((20000 + RANDOM % 20000))
+env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 RANK=0 FOXEVAL_DIST_TIMEOUT=30 "$FOXEVAL" "${H[@]}" --out "$out/d55/a.json" >/dev/null 2>&1 & r0=$!
+sleep 3
+refuse "a second job on the same MASTER_PORT" "another job uses MASTER_PORT=$port" \
+  env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=3 RANK=1 FOXEVAL_DIST_TIMEOUT=30 "$FOXEVAL" "${H[@]}" --out "$out/d55/b.json"
+kill $r0 2>/dev/null; wait $r0 2>/dev/null; rm -f "$out/d55/a.json.lock"  # killed before its signal handler: a stale lock
+port=$((20000 + RANDOM % 20000)); start=$(date +%s.%N)
+refuse "FOXEVAL_DIST_TIMEOUT=3 with two ranks missing" "FOXEVAL_DIST_TIMEOUT" \
+  env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=3 RANK=0 FOXEVAL_DIST_TIMEOUT=3 "$FOXEVAL" "${H[@]}" --out "$out/d55/t.json"
+took=$($PY -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
+echo "  (FOXEVAL_DIST_TIMEOUT=3 with two ranks missing: exit after $took s)"
+$PY -c "import sys; sys.exit(float(sys.argv[1]) > 3 + 3)" "$took" && ok || bad "FOXEVAL_DIST_TIMEOUT=3 took $took s"
+after=$(snapshot)
+[ "$before" = "$after" ] && ok || bad "an input changed: $(diff <(echo "$before") <(echo "$after") | head -5 | tr '\n' ' ')"
 
 # ---- nothing written outside the cases' --out, no temp or lock file left behind ----
 extra=$(cd "$tmp" && find . -mindepth 1 -maxdepth 1 ! -name out ! -name 'e' ! -name 'o' ! -name e2 ! -name o2 ! -name lane2.counts ! -name 'hay*' ! -name afile ! -name '*.npy' \
           ! -name m ! -name 'p?.json' ! -name jp ! -name port ! -name stub.log ! -name deep.json ! -name array.json ! -name 'pd?' \
-          ! -name bad_result.json | tr '\n' ' ')
+          ! -name bad_result.json ! -name store ! -name mlinks ! -name h55 ! -name target.txt ! -name evil.zip \
+          ! -name fifo.npy ! -name 'bad*name.npy' | tr '\n' ' ')
 [ -z "$extra" ] && ok || bad "files written outside --out: $extra"
 left=$(find "$out" \( -name '*.lock' -o -name '*.tmp.*' \) | tr '\n' ' ')
 [ -z "$left" ] && ok || bad "left behind: $left"

@@ -73,13 +73,15 @@ expect_error "log samples with shards" "--log-samples" run --out "$tmp/p.json" -
 
 # Bad input: errors name the task, the file and line, the field.
 expect_error "unknown task" "unknown task 'mmlu'" "$FOXEVAL" lm-eval requests --tasks piqa,mmlu --data $data --out "$tmp/x.jsonl"
-expect_error "missing file" "$tmp/piqa.jsonl" "$FOXEVAL" lm-eval requests --tasks piqa --data "$tmp" --out "$tmp/x.jsonl"
-printf '{"goal": "g", "sol1": "a", "label": 0}\n' >"$tmp/piqa.jsonl"
-expect_error "missing field" "piqa: $tmp/piqa.jsonl line 1: missing field 'sol2'" \
-  "$FOXEVAL" lm-eval requests --tasks piqa --data "$tmp" --out "$tmp/x.jsonl"
-printf '{"premise": "p.", "choice1": "A", "choice2": "B", "question": "cause", "idx": 0, "label": 5}\n' >"$tmp/copa.jsonl"
+# (the data in a folder of its own: an --out inside --data is refused, README "Exit codes and guarantees")
+mkdir -p "$tmp/bad"
+expect_error "missing file" "$tmp/bad/piqa.jsonl" "$FOXEVAL" lm-eval requests --tasks piqa --data "$tmp/bad" --out "$tmp/x.jsonl"
+printf '{"goal": "g", "sol1": "a", "label": 0}\n' >"$tmp/bad/piqa.jsonl"
+expect_error "missing field" "piqa: $tmp/bad/piqa.jsonl line 1: missing field 'sol2'" \
+  "$FOXEVAL" lm-eval requests --tasks piqa --data "$tmp/bad" --out "$tmp/x.jsonl"
+printf '{"premise": "p.", "choice1": "A", "choice2": "B", "question": "cause", "idx": 0, "label": 5}\n' >"$tmp/bad/copa.jsonl"
 expect_error "label out of range" "label 5 is out of range" \
-  "$FOXEVAL" lm-eval run --model $model --tasks copa --data "$tmp" --out "$tmp/x.json"
+  "$FOXEVAL" lm-eval run --model $model --tasks copa --data "$tmp/bad" --out "$tmp/x.json"
 expect_error "bad --limit" "--limit" "$FOXEVAL" lm-eval requests --tasks copa --data $data --out "$tmp/x.jsonl" --limit 0
 
 # --data hf (and the default): the same documents laid out in the Hugging Face caches

@@ -11,6 +11,7 @@
 
 #include "data/errors.h"
 #include "data/hub_cache.h"
+#include "data/json_file.h"
 #include "data/dataset_rows.h"
 #include "data/records.h"
 #include "data/tokenizer.h"
@@ -147,14 +148,12 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
   return id;
 }
 
-// --log-samples: one line per document, lm-eval's sample fields where they apply. Written to a
-// temporary file and renamed, as results are.
+// --log-samples: one line per document, lm-eval's sample fields where they apply. Written
+// atomically, as results are.
 void write_log_samples(const std::string& path, const std::vector<TaskDocs>& tasks, const std::vector<json>& records) {
   std::map<std::string, const TaskDocs*> by_name;
   for (const TaskDocs& t : tasks) by_name[t.config.name] = &t;
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(fmt::format("{}: cannot write the log samples", tmp));
+  std::string text;
   for (const json& r : records) {
     const TaskDocs& t = *by_name.at(r.at("task").get<std::string>());
     const size_t d = r.at("doc_id").get<size_t>();
@@ -183,14 +182,9 @@ void write_log_samples(const std::string& path, const std::vector<TaskDocs>& tas
     if (s.gold >= 0) line["gold"] = s.gold;
     const json metrics = process_results(t.config, s, answers);  // named: items() must not outlive it
     for (auto& [k, v] : metrics.items()) line[k] = v;
-    const std::string text = line.dump() + "\n";
-    if (std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
-      std::fclose(f);
-      throw Error(fmt::format("{}: write failed (disk full?)", tmp));
-    }
+    text += line.dump() + "\n";
   }
-  if (std::fclose(f) != 0) throw Error(fmt::format("{}: write failed (disk full?)", tmp));
-  fs::rename(tmp, path);
+  write_text_atomic(path, text);
 }
 
 const ResultBuilderRegistrar lm_eval_builder("lm-eval", build_lm_eval_result);

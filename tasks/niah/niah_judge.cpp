@@ -1,6 +1,7 @@
 #include "tasks/niah/niah_judge.h"
 
 #include <curl/curl.h>
+#include <re2/re2.h>
 #include <fmt/format.h>
 
 #include <cctype>
@@ -8,11 +9,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <thread>
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/url_secrets.h"
 #include "tasks/niah/niah_prompts.h"
 
 namespace fs = std::filesystem;
@@ -46,15 +47,7 @@ struct Reply {
 };
 
 // The URL without user:password@ (never printed).
-std::string shown_url(const std::string& url) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return printable_reply(url, "", 200);
-  const size_t host = scheme + 3;
-  const size_t at = url.find('@', host), slash = url.find('/', host);
-  if (at != std::string::npos && (slash == std::string::npos || at < slash))
-    return printable_reply(url.substr(0, host) + url.substr(at + 1), "", 200);
-  return printable_reply(url, "", 200);
-}
+std::string shown_url(const std::string& url) { return printable_reply(url_without_secrets(url), "", 200); }
 
 Reply ask_once(const JudgeSettings& s, const std::string& body, const std::string& key) {
   Reply r;
@@ -180,10 +173,11 @@ std::string judge_user_message(const JudgePrompt& p, const std::string& question
 }
 
 int parse_rating(const std::string& reply) {
-  static const std::regex pattern(R"(\[\[(\d+)\]\])");
-  std::smatch m;
-  if (!std::regex_search(reply, m, pattern)) return -1;
-  const std::string digits = m[1].str();
+  // RE2: linear time on any reply (std::regex recursed per character and overflowed the stack on
+  // "[[" + 30,000 digits). eval.py's pattern r"\[\[(\d+)\]\]", first match.
+  static const re2::RE2 pattern(R"(\[\[([0-9]+)\]\])");
+  std::string digits;
+  if (!re2::RE2::PartialMatch(reply, pattern, &digits)) return -1;
   return digits.size() > 3 ? 1000 : std::stoi(digits);
 }
 

@@ -135,7 +135,7 @@ std::vector<std::string> haystack_files(const std::string& dir) {
   std::sort(names.begin(), names.end());  // char_traits<char> compares as unsigned: code-point order of UTF-8
   std::vector<std::string> paths;
   for (const std::string& n : names) {
-    // Only files inside the folder: a .txt that is a symlink out of it is refused, not read.
+    // A plain name of the folder; a link is followed (the user's own), a FIFO or device refused.
     const fs::path p = model_file(dir, n, fmt::format("--haystack {}", dir));
     if (!fs::is_regular_file(p, ec)) throw Error(fmt::format("--haystack {}: {} is not a readable file", dir, n));
     paths.push_back(p.string());

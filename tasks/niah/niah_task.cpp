@@ -3,13 +3,13 @@
 #include <ATen/Device.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <re2/re2.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <regex>
 
 #include "data/errors.h"
 #include "data/hub_cache.h"
@@ -206,24 +206,24 @@ nlohmann::json run_sweep(const RunSettings& s) {
 std::vector<nlohmann::json> read_prediction_folder(const std::string& dir, const std::string& prefix) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(fmt::format("--pred-dir {}: not a folder", dir));
-  const std::regex name_re("^" + prefix + "_len_([0-9]+)_depth_([0-9]+)\\.txt$");
+  const re2::RE2 name_re("^" + re2::RE2::QuoteMeta(prefix) + "_len_([0-9]+)_depth_([0-9]+)\\.txt$");
   std::map<std::pair<int64_t, int64_t>, nlohmann::json> cells;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (name.size() < 4 || name.compare(name.size() - 4, 4, ".txt") != 0) continue;
-    std::smatch m;
-    if (!std::regex_match(name, m, name_re))
+    std::string m1, m2;  // RE2 (linear time): a file name is text from outside
+    if (!re2::RE2::FullMatch(name, name_re, &m1, &m2))
       throw Error(fmt::format("--pred-dir {}: {} is not named {}_len_L_depth_D.txt", dir, name, prefix));
     if (!fs::exists(e.path().string() + ".done")) {
       std::fprintf(stderr, "[niah] %s: no %s.done (unfinished), skipped as eval.py does\n", dir.c_str(), name.c_str());
       continue;
     }
-    if (m[1].length() > 9 || m[2].length() > 9)
+    if (m1.size() > 9 || m2.size() > 9)
       throw Error(fmt::format("--pred-dir {}: {}: the length or depth is out of range", dir, name));
-    const int64_t L = std::stoll(m[1].str()), D100 = std::stoll(m[2].str());
+    const int64_t L = std::stoll(m1), D100 = std::stoll(m2);
     if (D100 % 100 != 0)
       throw Error(fmt::format("--pred-dir {}: {}: depth_{} is not a whole percent (x100)", dir, name, D100));
-    // Only files inside the folder: a prediction that is a symlink out of it is refused, not read.
+    // A plain name of the folder; a link is followed (the user's own), a FIFO or device refused.
     const std::string file = model_file(dir, name, fmt::format("--pred-dir {}", dir));
     cells[{L, D100 / 100}] = {{"length", L}, {"depth", D100 / 100}, {"prediction", python_strip(read_text_file(file))}};
   }

@@ -10,6 +10,7 @@ The mode is the first path component of each request's URL (http://127.0.0.1:POR
   slow     HTTP 200, then one byte every 0.5 s, forever (a whole-request timeout must end it)
   control  HTTP 502 whose body holds terminal escape sequences and NUL bytes
   ok       a well-formed reply rating [[7]], whose content also echoes the Authorization header
+  digits   a well-formed reply whose content is "[[" + 30,000 digits + "]]" (std::regex overflowed the stack)
 Writes the port to PORT_FILE and one line per request (mode) to LOG_FILE; stops after LIFETIME_S
 seconds (default 60). Every handler runs in its own thread, so a hanging reply blocks nothing else.
 """
@@ -83,6 +84,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def mode_ok(self, body):
         content = "Fine. Rating: [[7]] (you sent %s)" % self.headers.get("Authorization", "nothing")
+        self.send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode())
+
+    def mode_digits(self, body):
+        content = "[[" + "9" * 30000 + "]]"
         self.send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode())
 
     def mode_unknown(self, body):
