@@ -55,7 +55,9 @@ void add(results::TableFiller& f, const results::ResultFile& r) {
     const size_t row = f.row(t, r.label);
     for (auto task = scores.begin(); task != scores.end(); ++task) {
       const json& v = bucket.empty() ? task.value() : (task.value().is_object() ? task.value().value(bucket, json()) : json());
-      if (v.is_number()) f.set(t, row, f.column(t, task_column(task.key())), v.get<double>(), r);
+      if (v.is_number())
+        f.set(t, row, f.column(t, task_column(task.key())), v.get<double>(), r,
+              "scores/" + task.key() + (bucket.empty() ? "" : "/" + bucket));
     }
   }
 }
