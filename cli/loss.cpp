@@ -47,7 +47,7 @@ CommandRegistrar loss_command([](CLI::App& root) {
   CLI::App* cmd = root.add_subcommand("loss", "Per-position held-out loss (LongCrawl64 protocol)");
   cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory")->required();
   cmd->add_option("--data", s->data_path, "token rows: a 2-D .npy (uint16/int32/int64) or a zarr v2 array")->required();
-  cmd->add_option("--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
+  cmd->add_option("-o,--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
   cmd->add_option("--seq-len", s->seq_len, "evaluation length (default: the row length; longer rows split)")
       ->check(int_range(1, kMaxContextTokens));
   cmd->add_option("--tokens", s->max_tokens, "evaluate the first N tokens (default 2^31, the paper's)")

@@ -49,5 +49,13 @@ grep -q "| \*n\* | 6 |" "$tmp/out" && grep -q "±" "$tmp/out" && ok || bad "tabl
 expect_ok "report --stderr" "$FOXEVAL" report $B/e2e-niah.json $B/e2e-lm_eval.json --stderr -o "$tmp/r.html"
 grep -q 'class="item-counts"' "$tmp/r.html" && grep -q "±" "$tmp/r.html" && ok || bad "report shows n and ±"
 
+# -o and --out are one flag wherever a command writes a file.
+for cmd in "loss" "niah run" "niah score" "longbench run" "lm-eval run" "merge" "score" "table" "report" "compare" \
+  "inspect gates" "bench prefill"; do
+  # shellcheck disable=SC2086
+  "$FOXEVAL" $cmd --help 2>&1 | grep -q -- "-o,--out" && ok || bad "$cmd --help lists -o,--out"
+done
+"$FOXEVAL" merge -o "$tmp/m.json" "$tmp/nope.json" >/dev/null 2>"$tmp/err"; grep -q "nope.json" "$tmp/err" && ok || bad "merge -o parses"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
