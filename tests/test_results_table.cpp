@@ -254,6 +254,18 @@ TEST_CASE("results table: LongBench-E gives one table per length bucket") {
   CHECK(*tables[1].values[0][0] == 20.25);
   CHECK(*tables[1].values[0][14] == 20.25);  // Avg
   CHECK(render_latex(tables[2]).find("\\label{tab:long-bench-e-8k}") != std::string::npos);
+  // A bucket without records (eval.py's NaN) is missing, not a number; a bucket empty for every
+  // task makes no table and no chart.
+  for (auto& [task, v] : r["scores"].items()) r["scores"][task]["8k+"] = std::nan("");
+  r["scores"]["qasper"]["4-8k"] = std::nan("");
+  write(dir.path / "e.json", r);
+  const std::string md = table_from_files({(dir.path / "e.json").string()}, {}, Format::Markdown);
+  CHECK(md.find("8k+") == std::string::npos);
+  CHECK(md.find("nan") == std::string::npos);
+  CHECK(md.find("4-8k") != std::string::npos);
+  report::ReportOptions o;
+  const std::string html = report::render_report({read_result((dir.path / "e.json").string())}, o);
+  CHECK(html.find("8k+") == std::string::npos);
 }
 
 TEST_CASE("results table: errors name the file and what is wrong") {
