@@ -104,7 +104,7 @@ double lm_eval_bootstrap_stderr(const std::string& aggregation, const std::vecto
   return py_sample_stddev(stats);
 }
 
-json per_item_entry(const ItemScores& items) {
+json per_item_entry(const ItemScores& items, std::optional<double> computed) {
   check_items(items.aggregation, items.values, items.weights);
   if (items.ids.size() != items.values.size())
     throw Error(fmt::format("per-item scores: {} ids for {} values", items.ids.size(), items.values.size()));
@@ -116,10 +116,10 @@ json per_item_entry(const ItemScores& items) {
     e["stderr"] = "N/A";
     e["stderr_method"] = "none (fewer than 2 items)";
   } else if (items.aggregation == "mean") {
-    e["stderr"] = python_mean_stderr(items.values);
+    e["stderr"] = computed ? *computed : python_mean_stderr(items.values);
     e["stderr_method"] = "mean_stderr";
   } else {
-    e["stderr"] = lm_eval_bootstrap_stderr(items.aggregation, items.values, items.weights);
+    e["stderr"] = computed ? *computed : lm_eval_bootstrap_stderr(items.aggregation, items.values, items.weights);
     e["stderr_method"] = "bootstrap";
   }
   return e;

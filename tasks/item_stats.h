@@ -44,8 +44,9 @@ double python_mean_stderr(const std::vector<double>& values);
 double lm_eval_bootstrap_stderr(const std::string& aggregation, const std::vector<double>& values,
                                 const std::vector<double>& weights, int64_t iters = 100000);
 
-// The "per_item" entry of a metric: items, n, stderr and its method (see above).
-nlohmann::json per_item_entry(const ItemScores& items);
+// The "per_item" entry of a metric: items, n, stderr and its method (see above). `computed`: the
+// stderr when the caller already has it by the same method (a full lambada bootstrap takes ~5 s).
+nlohmann::json per_item_entry(const ItemScores& items, std::optional<double> computed = std::nullopt);
 // Reads one back; errors name `where` (file and metric).
 ItemScores read_per_item(const nlohmann::json& entry, const std::string& where);
 

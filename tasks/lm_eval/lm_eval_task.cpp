@@ -228,7 +228,12 @@ json build_lm_eval_result(const json& identity, const std::vector<json>& records
                      {"split", c.split}, {"output_type", c.output_type}};
     for (const MetricSpec& m : c.metrics) {
       higher[name][m.metric] = m.higher_is_better;
-      if (!dm.empty()) per_item["results/" + name + "/" + m.metric + ",none"] = per_item_entry(metric_items(m, doc_ids[name], dm));
+      if (!dm.empty()) {
+        // The results' stderr, where lm-eval gives one, is the per_item one (same items, same method).
+        const json& se = results[name][m.metric + "_stderr,none"];
+        per_item["results/" + name + "/" + m.metric + ",none"] = per_item_entry(
+            metric_items(m, doc_ids[name], dm), se.is_number() ? std::optional<double>(se.get<double>()) : std::nullopt);
+      }
       if (m.aggregation == "perplexity") {
         std::vector<json> items;
         for (const json& d : dm) items.push_back(d.at(m.metric));
