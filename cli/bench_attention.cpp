@@ -171,7 +171,7 @@ void run_bench(const BenchOptions& opt) {
 const CommandRegistrar kRegister([](CLI::App& root) {
   CLI::App* sub = bench_subcommand(root, "attention", "Time Forgetting Attention CUDA kernels against SDPA (flash and default)");
   auto opt = std::make_shared<BenchOptions>();
-  sub->add_option("--out", opt->out, "JSON output path (default results/bench/attention-<gpu>.json)");
+  sub->add_option("-o,--out", opt->out, "JSON output path (default results/bench/attention-<gpu>.json)");
   sub->add_option("--warmup", opt->warmup, "warm-up calls per kernel")->check(int_range(0, 1000));
   sub->add_option("--repeats", opt->repeats, "timed calls per kernel (median reported)")->check(int_range(1, 10000));
   sub->add_option("--head-dim", opt->head_dim, "only shapes with this head dim (default 0 = all)")->check(int_range(0, 4096));

@@ -32,7 +32,7 @@ void add_decode_bench_options(CLI::App* sub, DecodeBenchArgs& a, const std::stri
       ->check(positive_number());
   sub->add_option("--seed", a.seed, "seed of the random prompt ids")->check(unsigned_integer());
   add_run_options(sub, a.run);
-  sub->add_option("--out", a.out, "JSON output path (default results/bench/" + stem + "-<gpu>.json)");
+  sub->add_option("-o,--out", a.out, "JSON output path (default results/bench/" + stem + "-<gpu>.json)");
   sub->callback([sub, &a, run] {
     resolve_run(sub, a.run);
     run();

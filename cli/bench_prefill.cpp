@@ -238,7 +238,7 @@ CommandRegistrar bench_prefill_command([](CLI::App& root) {
   sub->add_option("--warmup", a->warmup, "untimed forwards first (default 1)")->check(int_range(0, 1000));
   sub->add_option("--seed", a->seed, "seed of the random token ids")->check(unsigned_integer());
   add_run_options(sub, a->run, /*pruning=*/false);  // unpruned: `bench pruning` measures pruning
-  sub->add_option("--out", a->out, "JSON output (default results/bench/prefill-<gpu>.json)");
+  sub->add_option("-o,--out", a->out, "JSON output (default results/bench/prefill-<gpu>.json)");
   sub->callback([sub, a] {
     resolve_run(sub, a->run);
     run_bench_prefill(*a);

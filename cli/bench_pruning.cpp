@@ -358,7 +358,7 @@ CommandRegistrar bench_pruning_command([](CLI::App& root) {
                   "leading minus)");
   sub->add_option("--tolerances", a->tolerances, "log pruning tolerances, comma separated, each < 0 (default -10,-5)");
   add_run_options(sub, a->run, /*pruning=*/false);  // the tolerances are --tolerances
-  sub->add_option("--out", a->out, "JSON output (default results/bench/pruning-<model>-<gpu>.json)");
+  sub->add_option("-o,--out", a->out, "JSON output (default results/bench/pruning-<model>-<gpu>.json)");
   sub->callback([sub, a] {
     resolve_run(sub, a->run);
     run_bench_pruning(*a);

@@ -308,7 +308,7 @@ CommandRegistrar bench_recurrent_command([](CLI::App& root) {
   sub->add_option("--loss-tolerance", a->loss_tolerance, "|mean loss - anchor's| that counts as agreeing (default 5e-3)")
       ->check(positive_number());
   add_run_options(sub, a->run, /*pruning=*/false);  // no FoX here
-  sub->add_option("--out", a->out, "JSON output (default results/bench/recurrent-760m-<gpu>.json)");
+  sub->add_option("-o,--out", a->out, "JSON output (default results/bench/recurrent-760m-<gpu>.json)");
   sub->callback([sub, a] {
     resolve_run(sub, a->run);
     run_bench_recurrent(*a);

@@ -1,5 +1,6 @@
-// `foxeval check RESULT.json --baseline BASELINE.json [--tol METRIC=ABS ...]`: exit 1 when a metric
-// moved beyond its tolerance (or is missing or extra), exit 2 when the two runs were made with
+// `foxeval check RESULT.json --baseline BASELINE.json [--tol METRIC=ABS ...] [--fail-on any|worse]`:
+// exit 1 when a metric moved beyond its tolerance (or is missing or extra; with --fail-on worse only
+// when one worsened by its direction, tasks/metric_direction.h), exit 2 when the two runs were made with
 // different settings (unless --ignore-settings): models and data by their content digests, not
 // their paths (tasks/check.h: compare_result_settings). See tasks/check.h for the default tolerances.
 #include <fmt/format.h>
@@ -22,6 +23,7 @@ CommandRegistrar check_command([](CLI::App& root) {
   auto opt = std::make_shared<CheckOptions>();
   auto ignore_settings = std::make_shared<bool>(false);
   auto verbose = std::make_shared<bool>(false);
+  auto fail_on = std::make_shared<std::string>("any");
   CLI::App* cmd = root.add_subcommand("check", "Compare a result file with a baseline (exit 1 on regression)");
   cmd->add_option("result", *result, "result JSON (loss, niah, longbench, lm-eval)")->required();
   cmd->add_option("--baseline", *baseline, "baseline JSON (e.g. under results/baseline/)")->required();
@@ -32,6 +34,11 @@ CommandRegistrar check_command([](CLI::App& root) {
       ->check(non_negative_number());
   cmd->add_flag("--ignore-settings", *ignore_settings, "compare even when the runs' settings differ");
   cmd->add_flag("--all", *verbose, "print every metric, not only those out of tolerance");
+  cmd->add_option("--fail-on", *fail_on,
+                  "any: exit 1 on any change beyond tolerance (a deterministic harness's numbers should not move); "
+                  "worse: only on a metric that worsened by its direction (comparing models), or one missing or extra")
+      ->check(CLI::IsMember({"any", "worse"}))
+      ->capture_default_str();
   cmd->callback([=] {
     for (const std::string& t : *tols) {
       const auto eq = t.rfind('=');
@@ -66,19 +73,31 @@ CommandRegistrar check_command([](CLI::App& root) {
         std::exit(2);
       }
     }
-    int failed = 0;
-    for (const auto& r : report.rows) failed += !r.ok;
-    if (failed || *verbose) {
+    int moved = 0, improved = 0, worsened = 0, changed = 0, problems = 0;
+    for (const auto& r : report.rows) {
+      if (r.ok) continue;
+      ++moved;
+      problems += !r.problem.empty();
+      if (r.problem.empty()) {
+        improved += r.change == Change::Improved;
+        worsened += r.change == Change::Worsened;
+        changed += r.change == Change::Changed;
+      }
+    }
+    if (moved || *verbose) {
       std::printf("%-40s %14s %14s %12s %10s  %s\n", "metric", "baseline", "now", "difference", "tolerance", "status");
       for (const auto& r : report.rows) {
         if (r.ok && !*verbose) continue;
-        const std::string status = r.ok ? "ok" : (r.problem.empty() ? "REGRESSED" : r.problem);
-        std::printf("%-40s %14.6g %14.6g %12.3g %10.3g  %s\n", r.metric.c_str(), r.baseline, r.result, r.diff,
-                    r.tolerance, status.c_str());
+        // A per-position curve names the element shown: the one that worsened most.
+        const std::string name = r.position >= 0 ? fmt::format("{}[{}]", r.metric, r.position) : r.metric;
+        std::printf("%-40s %14.6g %14.6g %12.3g %10.3g  %s\n", name.c_str(), r.baseline, r.result, r.diff, r.tolerance,
+                    check_status(r).c_str());
       }
     }
-    std::printf("%zu metrics checked, %d out of tolerance\n", report.rows.size(), failed);
-    if (failed) std::exit(1);
+    std::printf("%zu metrics checked, %d out of tolerance (%d improved, %d worsened, %d changed without a direction, "
+                "%d missing or extra)\n",
+                report.rows.size(), moved, improved, worsened, changed, problems);
+    if (*fail_on == "any" ? moved > 0 : worsened + problems > 0) std::exit(1);
   });
 });
 

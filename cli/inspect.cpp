@@ -97,7 +97,7 @@ CommandRegistrar inspect_command([](CLI::App& root) {
                     "65536); --text keeps the first N (default: all)")
       ->check(int_range(1, int64_t(1) << 40));
   gates->add_option("--bos-id", gs->bos_id, "--data: each row is read as [bos] + row[:-1] (default 50256)")->check(int_range(0));
-  gates->add_option("--out", gs->out_path, "result JSON")->required();
+  gates->add_option("-o,--out", gs->out_path, "result JSON")->required();
   add_run_options(gates, gs->run);
   add_shard_options(gates, *shards, "documents", "journal (OUT.journal.jsonl)");
   gates->callback([gates, gs, shards] {

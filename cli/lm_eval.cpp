@@ -222,7 +222,7 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   CLI::App* req = group->add_subcommand("requests", "Write every request as lm-eval builds it (no model needed)");
   req->add_option("--tasks", r->tasks, kTaskHelp)->required();
   req->add_option("--data", r->data, kDataHelp);
-  req->add_option("--out", r->out, "requests, one JSON object per line")->required();
+  req->add_option("-o,--out", r->out, "requests, one JSON object per line")->required();
   req->add_option("--limit", r->limit, kLimitHelp);
   req->callback([r] { write_request_lines(r->tasks, r->data, r->limit, r->out); });
 
@@ -235,7 +235,7 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
                   "accepted with it)");
   run->add_option("--tasks", s->tasks, kTaskHelp)->required();
   run->add_option("--data", s->data_dir, kDataHelp);
-  run->add_option("--out", s->out_path,
+  run->add_option("-o,--out", s->out_path,
                   "result JSON (a shard part when --num-shards > 1); default with --output_path: "
                   "DIR/{model_name_sanitized}/lm-eval.json");
   run->add_option("--limit", spell->limit, kLimitHelp);

@@ -51,7 +51,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     auto model = std::make_shared<std::string>();
     CLI::App* cmd = group->add_subcommand("prompts", "Write every record's prompt token ids (pred.py's prompt and truncation)");
     add_prompt_options(cmd, *p);
-    cmd->add_option("--out", *out, "JSON lines: {task, index, _id, input_ids}")->required();
+    cmd->add_option("-o,--out", *out, "JSON lines: {task, index, _id, input_ids}")->required();
     cmd->add_option("--model", *model, "take vocab.json/merges.txt from this checkpoint (default: bundled GPT-2)");
     cmd->add_option("--limit", p->limit, "first N records of each task (default: all)")->check(int_range(1));
     cmd->callback([p, out, model] {
@@ -69,7 +69,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     CLI::App* cmd = group->add_subcommand("run", "Generate and score (resumable, shardable); writes the official pred files and result.json");
     cmd->add_option("--model", s->model_dir, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
     add_prompt_options(cmd, s->prompts);
-    cmd->add_option("--out", s->out_dir, "folder: run.json, {task}.jsonl + .done, result.json")->required();
+    cmd->add_option("-o,--out", s->out_dir, "folder: run.json, {task}.jsonl + .done, result.json")->required();
     cmd->add_option("--limit", s->prompts.limit, "first N records of each task (default: all)")->check(int_range(1));
     add_run_options(cmd, s->run);
     cmd->add_option("--max-new-tokens", s->max_new_tokens, "cap every task's generation length (quick checks; default: dataset2maxlen)")
@@ -101,7 +101,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     auto out = std::make_shared<std::string>();
     CLI::App* cmd = group->add_subcommand("export", "Write the official pred files and result.json from a run.json or a merged result");
     cmd->add_option("result", *in, "run.json, or the output of `foxeval merge` over shard parts")->required();
-    cmd->add_option("--out", *out, "folder for {task}.jsonl + .done and result.json")->required();
+    cmd->add_option("-o,--out", *out, "folder for {task}.jsonl + .done and result.json")->required();
     cmd->callback([in, out] {
       const nlohmann::json result = read_json(*in);
       if (!result.contains("predictions") || !result.contains("scores") || !result.contains("tasks"))
@@ -125,7 +125,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
                     "folder of {task}.jsonl files with .done sentinels (pred.py's pred/<model>); every file that can be scored is, "
                     "the others are named and the exit code is 2")->required();
     cmd->add_flag("--e", *e, "LongBench-E buckets (0-4k, 4-8k, 8k+)");
-    cmd->add_option("--out", *out, "write the scores as eval.py's result.json");
+    cmd->add_option("-o,--out", *out, "write the scores as eval.py's result.json");
     cmd->callback([dir, out, e] {
       const longbench::PredDirScores scored = longbench::score_pred_dir(*dir, *e);
       if (!out->empty()) write_text_atomic(*out, foxeval::python_json_dumps(scored.scores, 4));

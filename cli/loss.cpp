@@ -73,7 +73,7 @@ CommandRegistrar loss_command([](CLI::App& root) {
                 "(default: each document's first --seq-len tokens; shorter documents skipped)")->needs(text);
   cmd->add_option("--separator-id", s->separator_id, "the token after each document with --pack (default 50256)")
       ->check(int_range(0))->needs(text);
-  cmd->add_option("--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
+  cmd->add_option("-o,--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
   cmd->add_option("--seq-len", s->seq_len, "evaluation length (default: the row length; longer rows split; needed with --text)")
       ->check(int_range(1, kMaxContextTokens));
   cmd->add_option("--tokens", s->max_tokens, "evaluate the first N tokens (default 2^31, the paper's)")

@@ -15,7 +15,7 @@ CommandRegistrar merge_command([](CLI::App& root) {
   auto out = std::make_shared<std::string>();
   auto parts = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = root.add_subcommand("merge", "Combine shard parts (loss, niah, longbench, lm-eval) into one result (exactly)");
-  cmd->add_option("--out", *out, "merged result JSON")->required();
+  cmd->add_option("-o,--out", *out, "merged result JSON")->required();
   cmd->add_option("parts", *parts, "shard part files")->required();
   cmd->callback([out, parts] {
     const OutputLock lock(*out);  // one writer per --out, as every task run

@@ -106,7 +106,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
   auto p_hay = std::make_shared<std::string>(), p_out = std::make_shared<std::string>();
   CLI::App* prompts = group->add_subcommand("prompts", "Write the official prompt.py files (one per cell)");
   prompts->add_option("--haystack", *p_hay, "folder of .txt files (Paul Graham essays)")->required();
-  prompts->add_option("--out", *p_out, "folder for Huggingface_len_L_depth_D_prompts.json")->required();
+  prompts->add_option("-o,--out", *p_out, "folder for Huggingface_len_L_depth_D_prompts.json")->required();
   add_spec_options(prompts, *pa);
   prompts->callback([pa, p_hay, p_out] {
     const int64_t n = niah::write_prompt_files(pa->parsed(), *p_hay, *p_out);
@@ -120,7 +120,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
   CLI::App* run = group->add_subcommand("run", "The whole sweep: generate every cell, score, write RESULT.json");
   run->add_option("--model", rs->model_dir, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
   run->add_option("--haystack", rs->haystack_dir, "folder of .txt files (Paul Graham essays)")->required();
-  run->add_option("--out", rs->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
+  run->add_option("-o,--out", rs->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
   add_spec_options(run, *ra);
   run->add_option("--max-new-tokens", rs->max_new_tokens, "greedy tokens per cell, unless EOS (default 1024, as pred.py)")
       ->check(int_range(1, kMaxNewTokens));
@@ -146,7 +146,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
   CLI::App* score = group->add_subcommand("score", "Score a pred.py folder or re-score a result (optionally with a judge)");
   score->add_option("--pred-dir", *s_pred, "folder of Huggingface_len_L_depth_D.txt (+ .txt.done), from foxeval or pred.py");
   score->add_option("--result", *s_result, "a `foxeval niah run` result to re-score (mode and answer from it)");
-  score->add_option("--out", *s_out, "scored result JSON")->required();
+  score->add_option("-o,--out", *s_out, "scored result JSON")->required();
   add_spec_options(score, *sa);
   add_judge_options(score, *judge);
   score->callback([sa, judge, s_pred, s_result, s_out] {

@@ -24,9 +24,11 @@ CommandRegistrar report_command([](CLI::App& root) {
   cmd->add_option("files", a->files, "result JSON files of any mix of tasks (" + results::registered_tasks() + ")")
       ->required();
   cmd->add_option("-o,--out", a->out, "the HTML file to write")->required();
-  cmd->add_option("--label", a->labels, "row label of each file, in order (repeat the flag; default: from the model)")
+  cmd->add_option("--label", a->labels,
+                  "row label of each file, in order, or FILE=LABEL for some files (repeat the flag; default: from the model)")
       ->allow_extra_args(false);
   cmd->add_option("--title", a->opts.title, "page title")->capture_default_str();
+  cmd->add_flag("--stderr", a->opts.show_stderr, "show each cell's standard error (value ± stderr) where its result keeps one");
   cmd->add_option("--train-length,--niah-train-length", a->opts.train_length,
                   "the training context length, a dashed line in figures over context lengths such as the heatmaps "
                   "(default 0: none)")

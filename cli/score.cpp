@@ -137,7 +137,7 @@ CommandRegistrar score_command([](CLI::App& root) {
                   "JSONL: {\"kind\":\"loglikelihood\",\"context\",\"continuation\"} or "
                   "{\"kind\":\"loglikelihood_rolling\",\"text\"} per line")
       ->required();
-  cmd->add_option("--out", a->out, "JSONL: {\"logprob\",\"is_greedy\"} per request line, same order (atomic write)")
+  cmd->add_option("-o,--out", a->out, "JSONL: {\"logprob\",\"is_greedy\"} per request line, same order (atomic write)")
       ->required();
   cmd->add_option("--max-length", a->max_length, "HFLM max_length: input window and rolling window size")
       ->check(int_range(1, kMaxContextTokens));

@@ -1,5 +1,6 @@
-// `foxeval table RESULT... [--format markdown|latex|csv] [-o FILE] [--label L ...]`: the paper's
-// tables from any mix of result files (every task registered in tasks/result_kind.h), one row per model.
+// `foxeval table RESULT... [--format markdown|latex|csv] [-o FILE] [--label L ...] [--stderr]`: the
+// paper's tables from any mix of result files (every task registered in tasks/result_kind.h), one row
+// per model, with each column's n (items) where the results keep per-item scores.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@ namespace {
 struct TableArgs {
   std::vector<std::string> files, labels;
   std::string format = "markdown", out;
+  bool stderr_ = false;
 };
 
 CommandRegistrar table_command([](CLI::App& root) {
@@ -28,10 +30,13 @@ CommandRegistrar table_command([](CLI::App& root) {
       ->capture_default_str()
       ->type_name("{markdown,latex,csv}");  // help lists the choices; parse_format refuses others, listing them
   cmd->add_option("-o,--out", a->out, "write the tables to this file (atomically) instead of stdout");
-  cmd->add_option("--label", a->labels, "row label of each file, in order (repeat the flag; default: from the model)")
+  cmd->add_option("--label", a->labels,
+                  "row label of each file, in order, or FILE=LABEL for some files (repeat the flag; default: from the "
+                  "model; two results filling one cell get rows of their own, the later one suffixed ' (2)')")
       ->allow_extra_args(false);
+  cmd->add_flag("--stderr", a->stderr_, "show each cell's standard error (value ± stderr) where its result keeps one");
   cmd->callback([a] {
-    const std::string text = results::table_from_files(a->files, a->labels, results::parse_format(a->format));
+    const std::string text = results::table_from_files(a->files, a->labels, results::parse_format(a->format), a->stderr_);
     if (a->out.empty())
       std::fwrite(text.data(), 1, text.size(), stdout);
     else

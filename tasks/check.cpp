@@ -128,6 +128,16 @@ std::string last_component(const std::string& metric) {
 
 }  // namespace
 
+std::string check_status(const CheckRow& row) {
+  if (!row.problem.empty()) return row.problem;
+  if (row.ok) return "ok";
+  switch (row.change) {
+    case Change::Improved: return "improved";
+    case Change::Worsened: return "WORSENED";
+    default: return "CHANGED";
+  }
+}
+
 std::vector<std::pair<std::string, nlohmann::json>> result_metrics(const nlohmann::json& result) {
   std::vector<std::pair<std::string, nlohmann::json>> out;
   flatten(result, "", out);
@@ -182,7 +192,15 @@ SettingsComparison compare_result_settings(const nlohmann::json& result, const n
   return c;
 }
 
-std::pair<double, double> default_tolerance(const std::string& metric) {
+std::pair<double, double> default_tolerance(const std::string& path) {
+  // per_item/METRIC/values: an item's value of METRIC, held to METRIC's tolerance; its stderr too.
+  std::string metric = path;
+  const std::string prefix = "per_item/";
+  if (metric.rfind(prefix, 0) == 0) {
+    const std::string last = last_component(metric);
+    if (last == "stderr") return {0.0, 1e-5};
+    if (last == "values") metric = metric.substr(prefix.size(), metric.size() - prefix.size() - last.size() - 1);
+  }
   const std::string name = last_component(metric);
   auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
   if (metric.rfind("val/loss", 0) == 0) return {1e-4, 0.0};
@@ -233,24 +251,49 @@ CheckReport check_against_baseline(const std::string& result_path, const std::st
       report.rows.push_back(row);
       continue;
     }
+    row.direction = metric_direction(metric);
+    // How far `rv` is worse than `bv` by the direction (> 0 worse, < 0 better, NaN: no direction
+    // or not numbers).
+    auto worsening = [&](double bv, double rv) -> double {
+      if (row.direction == Direction::None || std::isnan(bv) || std::isnan(rv)) return NAN;
+      return row.direction == Direction::Higher ? bv - rv : rv - bv;
+    };
+    auto change_of = [&](double bv, double rv) {
+      const double w = worsening(bv, rv);
+      return std::isnan(w) ? Change::Changed : w > 0 ? Change::Worsened : Change::Improved;
+    };
     if (!b.is_array()) {
       row.baseline = number(b);
       row.result = number(r);
       row.diff = row.result - row.baseline;
       row.tolerance = tolerance_of(metric, row.baseline);
       row.ok = std::abs(row.diff) <= row.tolerance || (std::isnan(row.baseline) && std::isnan(row.result));
+      if (!row.ok) row.change = change_of(row.baseline, row.result);
     } else {
       row.ok = true;
       row.diff = -1;
+      double worst = -1;  // the largest worsening beyond tolerance seen
       for (size_t i = 0; i < b.size(); ++i) {
         const double bv = number(b[i]), rv = number(r[i]);
         const double d = std::abs(rv - bv), tol = tolerance_of(metric, bv);
         const bool ok = d <= tol || (std::isnan(bv) && std::isnan(rv));
-        if (!(d <= row.diff) || (!ok && row.ok)) {  // keep the worst element (the first failing one wins)
+        const double w = worsening(bv, rv);
+        const bool worse = !ok && w > 0;
+        // Keep the element that worsened most; while none did, the one that moved most (a
+        // failing one before any within tolerance).
+        const bool keep = worse ? w > worst : worst < 0 && (!(d <= row.diff) || (!ok && row.ok));
+        if (keep) {
           row.diff = d;
           row.baseline = bv;
           row.result = rv;
           row.tolerance = tol;
+          row.position = static_cast<int64_t>(i);
+          if (worse) worst = w;
+        }
+        if (!ok) {
+          const Change c = change_of(bv, rv);
+          if (row.change == Change::None || c == Change::Worsened || (c == Change::Changed && row.change == Change::Improved))
+            row.change = c;
         }
         row.ok = row.ok && ok;
       }

@@ -14,11 +14,17 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tasks/metric_direction.h"
+
 namespace foxeval {
+
+// How a metric beyond its tolerance moved, by its direction (tasks/metric_direction.h).
+enum class Change { None, Improved, Worsened, Changed };  // Changed: a metric without a direction
 
 struct CheckRow {
   std::string metric;
@@ -26,7 +32,16 @@ struct CheckRow {
   double tolerance = 0;
   bool ok = false;
   std::string problem;  // "missing", "extra", "length differs", ...
+  Direction direction = Direction::None;
+  // Beyond tolerance: improved or worsened by the direction. For an array (a per-position curve)
+  // worsened when any element beyond tolerance worsened, and `position` names the element shown:
+  // the one that worsened most (else the one that moved most); -1 for a number.
+  Change change = Change::None;
+  int64_t position = -1;
 };
+
+// "ok", "improved", "WORSENED", "CHANGED" or the row's problem.
+std::string check_status(const CheckRow& row);
 
 struct CheckOptions {
   // METRIC=ABS overrides; METRIC is a metric path, or a pattern with '*' (any characters).

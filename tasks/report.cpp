@@ -91,14 +91,25 @@ std::string html_table(const results::Table& t) {
         continue;
       }
       const std::string s = results::readable_value(t.columns[c], *v);
-      const std::string m = mark(results::note_shown(t, r, static_cast<int>(c)));
+      const std::string m = xml_escape(results::cell_suffix(t, r, c, " \xC2\xB1 ")) +
+                            mark(results::note_shown(t, r, static_cast<int>(c)));
       out += t.rank[r][c] == 1 ? "<td><strong>" + s + "</strong>" + m + "</td>"
              : t.rank[r][c] == 2 ? "<td><u>" + s + "</u>" + m + "</td>"
                                  : "<td>" + s + m + "</td>";
     }
     out += "</tr>\n";
   }
+  if (results::has_item_counts(t)) {  // over how many items each column's numbers are
+    out += "<tr class=\"item-counts\"><td><em>n</em></td>";
+    for (size_t c = 0; c < t.columns.size(); ++c) out += "<td>" + xml_escape(results::n_text(t, c)) + "</td>";
+    out += "</tr>\n";
+  }
   out += "</tbody>\n</table>\n";
+  if (!t.caveats.empty()) {
+    out += "<ul class=\"table-notes\">\n";
+    for (const std::string& c : t.caveats) out += "<li>" + xml_escape(c) + "</li>\n";
+    out += "</ul>\n";
+  }
   if (!t.notes.empty()) {
     out += "<ul class=\"table-notes\">\n";
     for (size_t i = 0; i < t.notes.size(); ++i)
@@ -190,7 +201,12 @@ std::string figure_html(const std::string& id, const std::string& svg, const std
 
 std::string render_report(const std::vector<results::ResultFile>& rs, const ReportOptions& options) {
   if (rs.empty()) throw Error("report: no result files given");
-  const std::vector<results::Table> tables = results::build_tables(rs);
+  std::vector<results::Table> tables;  // a table without a value is left out
+  for (results::Table& t : results::build_tables(rs))
+    if (results::has_values(t)) {
+      t.show_stderr = options.show_stderr;
+      tables.push_back(std::move(t));
+    }
   const std::vector<results::ReportSection> sections = kind_sections(rs, tables, options);
   std::string nav = "<a href=\"#tables\">Tables</a>";
   for (const results::ReportSection& s : sections) nav += "<a href=\"#" + s.id + "\">" + xml_escape(s.title) + "</a>";

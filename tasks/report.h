@@ -14,6 +14,7 @@ namespace foxeval::report {
 struct ReportOptions {
   std::string title = "foxeval report";
   int64_t train_length = 0;  // the training context length, marked in figures over lengths (0: none)
+  bool show_stderr = false;  // cells as "value ± stderr" where the result keeps one
 };
 
 // The page. Each table sits in a `div.table-box` (id table-<table id>), each figure in a

@@ -51,7 +51,11 @@ class TableFiller {
   Table& table(const std::string& id, const std::string& title);
   size_t row(Table& t, const std::string& label);
   size_t column(Table& t, const Column& c);  // found by key, else appended
-  void set(Table& t, size_t row, size_t column, double value, const ResultFile& from);
+  // `metric`: the value's path in the result (as `foxeval check` names it, e.g. "results/piqa/acc,none"):
+  // the cell takes its n and stderr (times `scale`, the table's units over the result's) from the
+  // result's per_item, its data identity, and the column its direction (tasks/metric_direction.h).
+  void set(Table& t, size_t row, size_t column, double value, const ResultFile& from, const std::string& metric = "",
+           double scale = 1);
   // The kind's tables, sorted by id.
   std::vector<Table> take();
 

@@ -13,6 +13,8 @@
 #include "data/resources.h"
 #include "data/json_file.h"
 #include "data/python/numbers.h"
+#include "tasks/item_stats.h"
+#include "tasks/metric_direction.h"
 #include "tasks/result_kind.h"
 
 namespace fs = std::filesystem;
@@ -87,14 +89,38 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+// The n a column's cells share (-1: none known, -2: they differ).
+int64_t column_n(const Table& t, size_t c) {
+  int64_t shared = -1;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (!t.values[r][c] || t.origin[r][c].n < 0) continue;
+    if (shared == -1) shared = t.origin[r][c].n;
+    else if (shared != t.origin[r][c].n) return -2;
+  }
+  return shared;
+}
+
+bool any_n(const Table& t) {
+  for (size_t c = 0; c < t.columns.size(); ++c)
+    if (column_n(t, c) != -1) return true;
+  return false;
+}
+
+// A cell's text: the value, "± stderr" on request, its n where the column's cells differ in n.
 std::string marked(const Table& t, size_t r, size_t c, const char* bold_open, const char* bold_close,
-                   const char* under_open, const char* under_close, const char* missing) {
+                   const char* under_open, const char* under_close, const char* missing, const char* pm) {
   const std::optional<double>& v = t.values[r][c];
   if (!v) return missing;
-  const std::string s = format_value(t.columns[c], *v);
-  if (t.rank[r][c] == 1) return bold_open + s + bold_close;
-  if (t.rank[r][c] == 2) return under_open + s + under_close;
-  return s;
+  std::string s = format_value(t.columns[c], *v);
+  if (t.rank[r][c] == 1) s = bold_open + s + bold_close;
+  else if (t.rank[r][c] == 2) s = under_open + s + under_close;
+  return s + cell_suffix(t, r, c, pm);
+}
+
+// A cell's data identity as the caveats print it: a digest shortened, else the text.
+std::string short_data(const std::string& d) {
+  const size_t colon = d.find(':');
+  return colon != std::string::npos && d.size() > colon + 13 ? d.substr(0, colon + 13) + "\xE2\x80\xA6" : d;
 }
 
 // A footnote marker in a format ("" for none).
@@ -226,7 +252,30 @@ size_t TableFiller::column(Table& t, const Column& c) {
   return t.columns.size() - 1;
 }
 
-void TableFiller::set(Table& t, size_t r, size_t c, double v, const ResultFile& from) {
+namespace {
+
+// The identity of the data a result's metric was computed on: lm-eval's per-task digest for
+// "results/TASK/...", else the result's data digest (loss), haystack digest (NIAH), or data (a
+// digest for LongBench, a description for older loss results).
+std::string data_identity(const ResultFile& r, const std::string& metric) {
+  const json* s = settings_of(r.json);
+  if (!s) return "";
+  if (metric.rfind("results/", 0) == 0 && s->contains("data") && (*s)["data"].is_object()) {
+    const std::string task = metric.substr(8, metric.find('/', 8) - 8);
+    const json& d = (*s)["data"];
+    if (d.contains(task) && d[task].is_object() && d[task].contains("digest") && d[task]["digest"].is_string())
+      return d[task]["digest"].get<std::string>();
+    return "";
+  }
+  for (const char* k : {"data_digest", "haystack_digest", "data"})
+    if (s->contains(k) && (*s)[k].is_string()) return (*s)[k].get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+void TableFiller::set(Table& t, size_t r, size_t c, double v, const ResultFile& from, const std::string& metric,
+                      double scale) {
   auto [it, fresh] = from_[t.id].emplace(std::make_pair(r, c), from.path);
   if (!fresh)
     throw Error(fmt::format("{} and {} both give {} '{}' of row '{}'; name different models with --label", it->second,
@@ -234,6 +283,15 @@ void TableFiller::set(Table& t, size_t r, size_t c, double v, const ResultFile& 
   t.values[r][c] = v;
   CellOrigin& o = t.origin[r][c];
   o.key = comparable_key(from, &o.paper);
+  if (!metric.empty()) {
+    if (const auto u = metric_uncertainty(from.json, metric)) {
+      o.n = u->n;
+      if (u->stderr_) o.stderr_ = *u->stderr_ * scale;
+    }
+    o.data = data_identity(from, metric);
+    const Direction d = metric_direction(metric);
+    if (d != Direction::None) t.columns[c].lower_is_better = d == Direction::Lower;
+  }
   const std::string note = deviation_note(from);
   if (!note.empty()) {
     auto at = std::find(t.notes.begin(), t.notes.end(), note);
@@ -331,25 +389,82 @@ ResultFile read_result(const std::string& path, const std::string& label) {
 
 std::vector<ResultFile> read_results(const std::vector<std::string>& files, const std::vector<std::string>& labels) {
   if (files.empty()) throw Error("no result files given");
-  if (!labels.empty() && labels.size() != files.size())
-    throw Error(fmt::format("--label: {} labels for {} files (one per file, in order, or none)", labels.size(), files.size()));
+  // --label FILE=LABEL names some files' rows; otherwise one label per file, in order.
+  std::map<std::string, std::string> by_file;
+  size_t named = 0;
+  for (const std::string& l : labels) {
+    const size_t eq = l.find('=');
+    if (eq == std::string::npos || std::find(files.begin(), files.end(), l.substr(0, eq)) == files.end()) continue;
+    if (!by_file.emplace(l.substr(0, eq), l.substr(eq + 1)).second)
+      throw Error(fmt::format("--label {}: that file is named twice", l));
+    ++named;
+  }
+  if (named > 0 && named != labels.size())
+    throw Error("--label: either FILE=LABEL for some files, or one LABEL per file in order, not both");
+  if (named == 0 && !labels.empty() && labels.size() != files.size())
+    throw Error(fmt::format("--label: {} labels for {} files (one per file, in order; FILE=LABEL for some files; or none)",
+                            labels.size(), files.size()));
   std::vector<ResultFile> out;
-  for (size_t i = 0; i < files.size(); ++i) out.push_back(read_result(files[i], labels.empty() ? "" : labels[i]));
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto it = by_file.find(files[i]);
+    out.push_back(read_result(files[i], named ? (it == by_file.end() ? "" : it->second) : labels.empty() ? "" : labels[i]));
+  }
   return out;
 }
 
 // --- building ---
 
-std::vector<Table> build_tables(const std::vector<ResultFile>& results) {
-  // One label must mean one model (unless the user named the rows).
-  std::map<std::string, const ResultFile*> owner;
+namespace {
+
+// The cells (table id, column key) a result fills, from its kind's add on a scratch filler.
+std::set<std::pair<std::string, std::string>> cells_of(const ResultKind& k, const ResultFile& r) {
+  TableFiller scratch;
+  ResultFile alone = r;
+  alone.label = "row";
+  k.add(scratch, alone);
+  std::set<std::pair<std::string, std::string>> out;
+  for (const Table& t : scratch.take())
+    for (size_t c = 0; c < t.columns.size(); ++c)
+      if (!t.rows.empty() && t.values[0][c]) out.emplace(t.id, t.columns[c].key);
+  return out;
+}
+
+// Two results that would fill one row's cell twice, or one label for two different models (not
+// named by --label), keep rows of their own: the later one takes " (2)", " (3)", ...
+std::vector<ResultFile> distinct_rows(const std::vector<ResultFile>& results) {
+  struct Placed {
+    const ResultFile* r;
+    std::set<std::pair<std::string, std::string>> cells;
+  };
+  std::map<std::string, std::vector<Placed>> by_label;
+  std::vector<ResultFile> out;
   for (const ResultFile& r : results) {
-    if (r.label_given || r.model.empty()) continue;
-    auto [it, fresh] = owner.emplace(r.label, &r);
-    if (!fresh && it->second->model != r.model)
-      throw Error(fmt::format("{} ({}) and {} ({}) are different models with the same label '{}'; name them with --label",
-                              it->second->path, it->second->model, r.path, r.model, r.label));
+    const ResultKind* k = find_kind(r.kind);
+    if (!k) throw Error(fmt::format("{}: no table for results of '{}' (known: {})", r.path, r.kind, registered_tasks()));
+    Placed me{&r, cells_of(*k, r)};
+    auto clashes = [&](const std::string& label) {
+      for (const Placed& p : by_label[label]) {
+        if (!r.label_given && !p.r->label_given && !r.model.empty() && !p.r->model.empty() && r.model != p.r->model)
+          return true;
+        if (p.r->kind != r.kind) continue;
+        for (const auto& cell : me.cells)
+          if (p.cells.count(cell)) return true;
+      }
+      return false;
+    };
+    std::string label = r.label;
+    for (int n = 2; clashes(label); ++n) label = fmt::format("{} ({})", r.label, n);
+    out.push_back(r);
+    out.back().label = label;
+    by_label[label].push_back(std::move(me));
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Table> build_tables(const std::vector<ResultFile>& given) {
+  const std::vector<ResultFile> results = distinct_rows(given);
   std::map<std::string, TableFiller> fillers;
   for (const ResultFile& r : results) {
     const ResultKind* k = find_kind(r.kind);
@@ -398,10 +513,15 @@ void fill_average(Table& t, size_t avg, const std::vector<std::string>& keys) {
     // Official: np.mean over the columns in column order.
     t.values[r][avg] = numpy_mean(xs);
     CellOrigin o = *from.front();
+    std::string data;  // the averaged cells' data, in column order: rows compare when all agree
     for (const CellOrigin* f : from) {
-      if (f->key != o.key) o = {kMixed, false, 0};
+      if (f->key != o.key) o.key = kMixed, o.paper = false, o.note = 0;
       if (f->note != o.note) o.note = 0;
+      data += f->data + ",";
     }
+    o.n = -1;  // an average of columns, not of items
+    o.stderr_.reset();
+    o.data = data.find_first_not_of(',') == std::string::npos ? "" : data;
     t.origin[r][avg] = o;
   }
 }
@@ -410,6 +530,7 @@ void fill_average(Table& t, size_t avg, const std::vector<std::string>& keys) {
 // else all when they share one setting, else none.
 void rank_columns(Table& t) {
   t.rank.assign(t.rows.size(), std::vector<int>(t.columns.size(), 0));
+  t.caveats.clear();
   if (t.origin.size() != t.rows.size()) t.origin.assign(t.rows.size(), std::vector<CellOrigin>(t.columns.size()));
   for (size_t c = 0; c < t.columns.size(); ++c) {
     bool any_paper = false;
@@ -423,6 +544,27 @@ void rank_columns(Table& t) {
       if (!t.values[r][c]) return false;
       return any_paper ? t.origin[r][c].paper : keys.size() == 1 && *keys.begin() != kMixed;
     };
+    // Cells made on different data, or over different numbers of items, are not ranked against
+    // each other: say which, with each row's data and n.
+    std::set<std::string> data;
+    std::set<int64_t> counts;
+    for (size_t r = 0; r < t.rows.size(); ++r)
+      if (ranked(r)) {
+        if (!t.origin[r][c].data.empty()) data.insert(t.origin[r][c].data);
+        if (t.origin[r][c].n >= 0) counts.insert(t.origin[r][c].n);
+      }
+    if (data.size() > 1 || counts.size() > 1) {
+      std::string who;
+      for (size_t r = 0; r < t.rows.size(); ++r) {
+        if (!ranked(r)) continue;
+        who += (who.empty() ? "" : "; ") + t.rows[r] + ":";
+        if (data.size() > 1) who += " data " + short_data(t.origin[r][c].data.empty() ? "unknown" : t.origin[r][c].data);
+        if (counts.size() > 1) who += t.origin[r][c].n >= 0 ? fmt::format(" n={}", t.origin[r][c].n) : " n unknown";
+      }
+      t.caveats.push_back(fmt::format("{} is not ranked: its cells were made on {} ({})", t.columns[c].label,
+                                      data.size() > 1 ? "different data" : "different numbers of items", who));
+      continue;
+    }
     std::set<double> distinct;
     for (size_t r = 0; r < t.rows.size(); ++r)
       if (ranked(r)) distinct.insert(*t.values[r][c]);
@@ -450,6 +592,29 @@ int note_shown(const Table& t, size_t r, int column) {
 }
 
 // --- formatting ---
+
+std::string cell_suffix(const Table& t, size_t r, size_t c, const char* pm) {
+  if (!t.values[r][c]) return "";
+  const CellOrigin& o = t.origin[r][c];
+  std::string s;
+  if (t.show_stderr && o.stderr_) s += pm + format_value(t.columns[c], *o.stderr_);
+  if (o.n >= 0 && column_n(t, c) == -2) s += fmt::format(" (n={})", o.n);
+  return s;
+}
+
+std::string n_text(const Table& t, size_t c) {
+  const int64_t n = column_n(t, c);
+  return n >= 0 ? std::to_string(n) : n == -2 ? "varies" : "";
+}
+
+bool has_item_counts(const Table& t) { return any_n(t); }
+
+bool has_values(const Table& t) {
+  for (const auto& row : t.values)
+    for (const auto& v : row)
+      if (v) return true;
+  return false;
+}
 
 std::string format_value(const Column& column, double value) {
   if (column.decimals < 0) return json(value).dump();  // shortest round trip, as Python's repr
@@ -505,15 +670,19 @@ std::string render_markdown(const Table& t) {
   for (size_t r = 0; r < t.rows.size(); ++r) {
     out += "| " + markdown_escape(t.rows[r]) + mark(note_shown(t, r, -1), "<sup>", "</sup>") + " |";
     for (size_t c = 0; c < t.columns.size(); ++c)
-      out += " " + marked(t, r, c, "**", "**", "<u>", "</u>", kDash) +
+      out += " " + marked(t, r, c, "**", "**", "<u>", "</u>", kDash, " ± ") +
              mark(note_shown(t, r, static_cast<int>(c)), "<sup>", "</sup>") + " |";
     out += "\n";
   }
-  if (!t.notes.empty()) {
+  if (any_n(t)) {  // over how many items each column's numbers are
+    out += "| *n* |";
+    for (size_t c = 0; c < t.columns.size(); ++c) out += " " + n_text(t, c) + " |";
     out += "\n";
-    for (size_t i = 0; i < t.notes.size(); ++i)
-      out += fmt::format("- <sup>{}</sup> {}\n", i + 1, markdown_escape(note_text(t.notes[i])));
   }
+  if (!t.notes.empty() || !t.caveats.empty()) out += "\n";
+  for (size_t i = 0; i < t.notes.size(); ++i)
+    out += fmt::format("- <sup>{}</sup> {}\n", i + 1, markdown_escape(note_text(t.notes[i])));
+  for (const std::string& c : t.caveats) out += "- " + markdown_escape(c) + "\n";
   return out;
 }
 
@@ -522,8 +691,13 @@ std::string latex_rows(const Table& t) {
   for (size_t r = 0; r < t.rows.size(); ++r) {
     std::string line = latex_escape(t.rows[r]) + mark(note_shown(t, r, -1), "$^{", "}$");
     for (size_t c = 0; c < t.columns.size(); ++c)
-      line += " & " + marked(t, r, c, "\\textbf{", "}", "\\underline{", "}", "--") +
+      line += " & " + marked(t, r, c, "\\textbf{", "}", "\\underline{", "}", "--", " $\\pm$ ") +
               mark(note_shown(t, r, static_cast<int>(c)), "$^{", "}$");
+    out += line + " \\\\\n";
+  }
+  if (any_n(t)) {
+    std::string line = "\\midrule\n$n$";
+    for (size_t c = 0; c < t.columns.size(); ++c) line += " & " + n_text(t, c);
     out += line + " \\\\\n";
   }
   return out;
@@ -533,6 +707,7 @@ std::string latex_notes(const Table& t) {
   std::string out;
   for (size_t i = 0; i < t.notes.size(); ++i)
     out += fmt::format("\\par\\footnotesize $^{{{}}}$ {}\n", i + 1, latex_escape(note_text(t.notes[i])));
+  for (const std::string& c : t.caveats) out += "\\par\\footnotesize " + latex_escape(c) + "\n";
   return out;
 }
 
@@ -552,8 +727,13 @@ std::string render_latex(const Table& t) {
 }
 
 std::string render_csv(const Table& t) {
+  // Per column with items: its n (and stderr) beside the values, as "KEY:n" and "KEY:stderr".
+  std::vector<size_t> counted;
+  for (size_t c = 0; c < t.columns.size(); ++c)
+    if (column_n(t, c) != -1) counted.push_back(c);
   std::string out = "model";
   for (const Column& c : t.columns) out += "," + csv_field(c.key);
+  for (size_t c : counted) out += "," + csv_field(t.columns[c].key + ":n") + "," + csv_field(t.columns[c].key + ":stderr");
   if (!t.notes.empty()) out += ",settings";  // which rows were made with other settings than the paper's
   out += "\n";
   for (size_t r = 0; r < t.rows.size(); ++r) {
@@ -562,6 +742,12 @@ std::string render_csv(const Table& t) {
     for (size_t c = 0; c < t.columns.size(); ++c) {
       out += "," + (t.values[r][c] ? json(*t.values[r][c]).dump() : std::string());
       if (t.values[r][c] && t.origin[r][c].note > 0) notes.insert(t.origin[r][c].note);
+    }
+    for (size_t c : counted) {
+      const CellOrigin& o = t.origin[r][c];
+      const bool have = t.values[r][c].has_value();
+      out += "," + (have && o.n >= 0 ? std::to_string(o.n) : std::string()) + "," +
+             (have && o.stderr_ ? json(*o.stderr_).dump() : std::string());
     }
     if (!t.notes.empty()) {
       std::string text;
@@ -576,14 +762,18 @@ std::string render_csv(const Table& t) {
 std::string render_tables(const std::vector<Table>& tables, Format format) {
   std::string out;
   for (const Table& t : tables) {
+    if (!has_values(t)) continue;  // every cell missing: says nothing, left out
     if (!out.empty()) out += "\n";
     out += format == Format::Markdown ? render_markdown(t) : format == Format::Latex ? render_latex(t) : render_csv(t);
   }
   return out;
 }
 
-std::string table_from_files(const std::vector<std::string>& files, const std::vector<std::string>& labels, Format format) {
-  return render_tables(build_tables(read_results(files, labels)), format);
+std::string table_from_files(const std::vector<std::string>& files, const std::vector<std::string>& labels, Format format,
+                             bool show_stderr) {
+  std::vector<Table> tables = build_tables(read_results(files, labels));
+  for (Table& t : tables) t.show_stderr = show_stderr;
+  return render_tables(tables, format);
 }
 
 }  // namespace foxeval::results

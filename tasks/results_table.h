@@ -15,6 +15,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -78,6 +79,11 @@ struct CellOrigin {
   std::string key;     // comparable_key of the result that gave it ("\x01mixed" for an average over several)
   bool paper = true;   // made with the paper's settings
   int note = 0;        // 1-based index into Table::notes, 0: none
+  // Over how many items (documents, records, cells) and with which standard error, in the cell's
+  // units, from the result's per_item (tasks/item_stats.h); n -1: the result keeps none.
+  int64_t n = -1;
+  std::optional<double> stderr_;
+  std::string data;    // the data's identity (a content digest), "" when the result names none
 };
 
 struct Table {
@@ -90,14 +96,20 @@ struct Table {
   std::vector<std::vector<CellOrigin>> origin;              // [row][column]
   std::vector<std::vector<int>> rank;                       // 1 best, 2 second, 0 neither
   std::vector<std::string> notes;                           // footnotes: settings other than the paper's
+  // Unnumbered footnotes: columns left unranked because their cells were made on different data
+  // or over different item counts (rank_columns).
+  std::vector<std::string> caveats;
+  bool show_stderr = false;  // render "value ± stderr" where a cell has one (`table --stderr`)
 };
 
 // The tables of a set of results, kind by kind in their registered order. Two results giving the
-// same cell of a row, or one label naming two different models, are errors naming both files
-// (tell them apart with --label).
+// same cell of a row, or one label naming two different models, get rows of their own: the later
+// one's label takes a suffix (" (2)", " (3)", ...), so no result is dropped or merged into another.
 std::vector<Table> build_tables(const std::vector<ResultFile>& results);
 
-// Best and second-best ranks of every column among comparable cells (build_tables calls it).
+// Best and second-best ranks of every column among comparable cells (build_tables calls it). A
+// column whose comparable cells were made on different data or over different item counts ranks
+// nothing and says why in Table::caveats.
 void rank_columns(Table& table);
 
 // A value as the table prints it (no marks): "20.17", "9.8" (repr), "71.49".
@@ -105,6 +117,15 @@ std::string format_value(const Column& column, double value);
 // As format_value, with thousands separators from 10,000 on ("12,345.67") and, from 10^15, in
 // scientific notation ("1.23e+17"): for pages read by people (the report).
 std::string readable_value(const Column& column, double value);
+
+// What follows a cell's value: "PM stderr" when the table shows stderrs and the cell has one, and
+// " (n=K)" when its column's cells differ in n ("" for a missing cell).
+std::string cell_suffix(const Table& t, size_t row, size_t column, const char* pm);
+// A column's n for the "n" row under a table: the n its cells share, "varies" (given per cell), or
+// "" when no cell knows its n.
+std::string n_text(const Table& t, size_t column);
+bool has_item_counts(const Table& t);  // some cell knows its n: the table gets an "n" row
+bool has_values(const Table& t);       // some cell has a value (an empty table is left out)
 
 // The footnote of a cell, where it shows: on the row's label when every cell of the row shares
 // it, else on the cell (0: no marker there). `column` -1 asks for the label's.
@@ -119,9 +140,10 @@ std::string render_csv(const Table& table);
 // Every table, separated by a blank line.
 std::string render_tables(const std::vector<Table>& tables, Format format);
 
-// `foxeval table`: labels (one per file, or none) name the rows.
+// `foxeval table`: labels (one per file, or none; or FILE=LABEL for some files) name the rows;
+// show_stderr adds "± stderr" to the cells that have one.
 std::string table_from_files(const std::vector<std::string>& files, const std::vector<std::string>& labels,
-                             Format format);
+                             Format format, bool show_stderr = false);
 std::vector<ResultFile> read_results(const std::vector<std::string>& files, const std::vector<std::string>& labels);
 
 // Pieces for the kinds' own layouts.

@@ -83,8 +83,21 @@ sed 's/"val\/loss_avg_len_1024": [0-9.]*/"val\/loss_avg_len_1024": 9.0/' "$tmp/d
 if "$FOXEVAL" check "$tmp/regressed.json" --baseline results/baseline/default-loss.json >"$tmp/out" 2>&1; then
   bad "check must fail on a regressed metric"
 else
-  grep -q "REGRESSED" "$tmp/out" && ok || bad "check names the regressed metric"
+  grep -q "val/loss_avg_len_1024 .* WORSENED" "$tmp/out" && ok || bad "check names the worsened metric"
 fi
+# By direction: a lower loss is an improvement, still a change (exit 1) unless --fail-on worse.
+sed 's/"val\/loss_avg_len_1024": [0-9.]*/"val\/loss_avg_len_1024": 1.0/' "$tmp/default.json" >"$tmp/improved.json"
+"$FOXEVAL" check "$tmp/improved.json" --baseline results/baseline/default-loss.json >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "val/loss_avg_len_1024 .* improved" "$tmp/out" && ok || bad "check reports an improvement (exit 1, got $rc)"
+expect_ok "check --fail-on worse passes an improvement" "$FOXEVAL" check "$tmp/improved.json" \
+  --baseline results/baseline/default-loss.json --fail-on worse
+"$FOXEVAL" check "$tmp/regressed.json" --baseline results/baseline/default-loss.json --fail-on worse >/dev/null 2>&1
+[ $? -eq 1 ] && ok || bad "check --fail-on worse fails a worsened metric"
+# A per-position curve names its worst position.
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["val/loss_per_token"]; c[7]+=0.5; c[300]-=0.9; c[517]+=2.0
+json.dump(r,open(sys.argv[2],"w"))' "$tmp/default.json" "$tmp/curve.json"
+"$FOXEVAL" check "$tmp/curve.json" --baseline results/baseline/default-loss.json >"$tmp/out" 2>&1
+grep -q "val/loss_per_token\[517\] .* WORSENED" "$tmp/out" && ok || bad "check names the curve's worst position"
 
 # Other settings: refused with exit 2, naming the setting; --ignore-settings compares anyway.
 sed 's/"seq_len": 1024/"seq_len": 512/' "$tmp/default.json" >"$tmp/other.json"

@@ -74,9 +74,14 @@ TEST_CASE("lm_eval task metrics equal lm-eval's process_results and aggregations
       CHECK(dm.back() == t.at("doc_metrics")[d]);  // exact: same values, same operations
     }
     json expected = t.at("results");
-    // lm-eval bootstraps lambada's perplexity stderr (random); foxeval says N/A there.
+    // lm-eval bootstraps lambada's perplexity stderr (seeded; the golden marks the slot
+    // "bootstrap"): foxeval's bootstrap is tested against lm-eval's own in test_item_stats.cpp.
     for (auto& [k, v] : expected.items())
-      if (v == "bootstrap") v = "N/A";
+      if (v == "bootstrap") {
+        std::vector<double> lls;
+        for (const json& d : dm) lls.push_back(d.at("perplexity").get<double>());
+        v = lm_eval_bootstrap_stderr("perplexity", lls, {});
+      }
     CHECK(task_results(c, dm) == expected);
     for (const MetricSpec& m : c.metrics) CHECK(m.higher_is_better == t.at("higher_is_better").at(m.metric).get<bool>());
   }
@@ -118,7 +123,18 @@ TEST_CASE("lm_eval task result builder gives lm-eval's results dict from records
   // boolq has all its 3 docs: its numbers are the golden's.
   CHECK(out.at("results").at("boolq") == g.at("boolq").at("results"));
   CHECK(out.at("results").at("wikitext").at("word_perplexity_stderr,none") == "N/A");
-  CHECK(out.at("results").at("lambada_openai").at("perplexity_stderr,none") == "N/A");
+  CHECK(out.at("results").at("lambada_openai").at("perplexity_stderr,none").is_number());  // lm-eval's bootstrap
+  // per_item: every metric's documents, n and the stderr the results give.
+  const json& items = out.at("per_item").at("results/piqa/acc,none");
+  CHECK(items.at("ids") == json{"0", "1", "2"});
+  CHECK(items.at("n") == 3);
+  CHECK(items.at("stderr") == out.at("results").at("piqa").at("acc_stderr,none"));
+  CHECK(out.at("per_item").at("results/lambada_openai/perplexity,none").at("stderr") ==
+        out.at("results").at("lambada_openai").at("perplexity_stderr,none"));
+  const json& words = out.at("per_item").at("results/wikitext/word_perplexity,none");
+  CHECK(words.at("aggregation") == "weighted_perplexity");
+  CHECK(words.at("weights").size() == 3);
+  CHECK(words.at("stderr_method") == "bootstrap");
   CHECK(out.at("perplexity_stderr_delta_method").at("lambada_openai").at("perplexity_stderr_delta_method,none").is_number());
   CHECK(out.at("higher_is_better").at("wikitext").at("word_perplexity") == false);
   // A record missing for a task is refused, not silently averaged over fewer documents.

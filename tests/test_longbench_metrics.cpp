@@ -12,6 +12,8 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "tasks/item_stats.h"
+#include "tasks/longbench/longbench_official.h"
 #include "tasks/longbench/metrics.h"
 #include "data/python/numbers.h"
 #include "tasks/longbench/sequence_matcher.h"
@@ -92,6 +94,38 @@ TEST_CASE("longbench metric: eval.py's scorer and scorer_e give the same numbers
     }
   }
   CHECK(empty_buckets > 0);
+}
+
+TEST_CASE("longbench result: per_item holds each record's score, whose mean is the task's score") {
+  int sets = 0;
+  for (const json& s : golden().at("sets")) {
+    const std::string ds = s.at("dataset");
+    INFO(ds << " with " << s.at("predictions").size() << " records");
+    // eval.py fails on a null all_classes for the classification tasks; those sets have no score.
+    if (!s.at("score").is_number()) continue;
+    std::vector<json> records;
+    for (size_t i = 0; i < s.at("predictions").size(); ++i)
+      records.push_back({{"task", ds}, {"index", i}, {"pred", s["predictions"][i]}, {"answers", s["answers"][i]},
+                         {"all_classes", s["all_classes"][i]}, {"length", s["lengths"][i]}});
+    for (bool e : {false, true}) {
+      const json r = lb::build_result({{"e", e}, {"tasks", json::array({ds})}}, records);
+      if (!r.at("score_errors").empty()) break;
+      size_t n = 0;
+      for (const auto& [key, entry] : r.at("per_item").items()) {
+        CHECK(key.rfind("scores/" + ds, 0) == 0);
+        n += entry.at("n").get<size_t>();
+        // The items' mean is the score before eval.py rounds it to 2 decimals.
+        const double mean = entry.at("values").get<std::vector<double>>().empty()
+                                ? NAN
+                                : foxeval::aggregate_items("mean", entry.at("values").get<std::vector<double>>(), {});
+        const json& score = e ? r.at("scores").at(ds).at(key.substr(key.rfind('/') + 1)) : r.at("scores").at(ds);
+        CHECK(std::abs(mean - score.get<double>()) <= 0.005 + 1e-9);
+      }
+      CHECK(n == records.size());
+      ++sets;
+    }
+  }
+  CHECK(sets >= 40);
 }
 
 TEST_CASE("longbench metric: Python's and NumPy's round(x, 2) and np.mean bit for bit") {

@@ -237,3 +237,45 @@ TEST_CASE("loss: the trained FoX (Pro) checkpoint matches the official bf16 per-
   }
   test::remove_tree(dir);
 }
+
+TEST_CASE("loss: per_item keeps each window's mean loss at every length, exact in any merge order") {
+  const int64_t seq_len = 1024, n = 5;
+  std::vector<float> losses(n * seq_len);
+  for (int64_t i = 0; i < n * seq_len; ++i) losses[i] = 1.0f + 0.001f * static_cast<float>((i * 7919) % 1000);
+  // Windows 0-1 in one contribution, 2-4 in another (as two batches, shards or ranks would give).
+  LossState a, b, ab, ba;
+  a.add_windows(std::vector<float>(losses.begin(), losses.begin() + 2 * seq_len), 2, seq_len, 0);
+  b.add_windows(std::vector<float>(losses.begin() + 2 * seq_len, losses.end()), 3, seq_len, 2);
+  ab.merge(a), ab.merge(b);
+  ba.merge(b), ba.merge(a);
+  CHECK(ab.to_json() == ba.to_json());
+  CHECK(ab.window_sums.size() == 5);
+  CHECK_THROWS_AS(ab.merge(a), Error);  // a window twice
+  // The state round-trips through its JSON (state files, parts, the distributed store).
+  const nlohmann::json identity = {{"seq_len", seq_len}, {"num_windows", n}};
+  const nlohmann::json saved = ba.to_json();
+  const auto loaded = loss_reducer().load(identity, &saved);
+  CHECK(loaded->to_json() == ab.to_json());
+  const nlohmann::json r = loss_result(identity, ab, 1.0);
+  for (int64_t L : {1024, 512}) {
+    CAPTURE(L);
+    const nlohmann::json& e = r.at("per_item").at("val/loss_avg_len_" + std::to_string(L));
+    CHECK(e.at("n") == n);
+    CHECK(e.at("ids") == nlohmann::json{"0", "1", "2", "3", "4"});
+    double want = 0;  // window 3's mean over its first L positions
+    for (int64_t t = 0; t < L; ++t) want += losses[3 * seq_len + t];
+    CHECK(e.at("values")[3].get<double>() == doctest::Approx(want / L).epsilon(1e-9));
+    // The windows' mean is the metric (the mean over positions of the per-position means).
+    double mean = 0;
+    for (const auto& v : e.at("values")) mean += v.get<double>() / n;
+    CHECK(mean == doctest::Approx(r.at("val/loss_avg_len_" + std::to_string(L)).get<double>()).epsilon(1e-12));
+    CHECK(e.at("stderr").get<double>() > 0);
+  }
+  // A state saved before foxeval kept window sums: the result has no per_item, the rest as before.
+  nlohmann::json old = ab.to_json();
+  old.erase("window_sums");
+  const auto old_state = loss_reducer().load(identity, &old);
+  const nlohmann::json r_old = loss_reducer().finish(identity, *old_state, 1.0);
+  CHECK_FALSE(r_old.contains("per_item"));
+  CHECK(r_old.at("val/loss_avg_len_1024") == r.at("val/loss_avg_len_1024"));
+}

@@ -165,9 +165,17 @@ TEST_CASE("niah result: scores, grid means and judge means from records in grid 
   CHECK(r["mean"].get<double>() == doctest::Approx(4));
   CHECK(r["mode"] == "standard");
   CHECK_FALSE(r.contains("judge"));
+  // per_item: one item per cell, named by it; n and the stderr of the mean over cells (scores
+  // 10, 1, 4, 1: mean 4, sample variance 18, stderr sqrt(18 / 4)).
+  CHECK(r["per_item"]["mean"]["ids"][1] == "length=1000,depth=50");
+  CHECK(r["per_item"]["mean"]["values"] == nlohmann::json{10.0, 1.0, 4.0, 1.0});
+  CHECK(r["per_item"]["mean"]["n"] == 4);
+  CHECK(r["per_item"]["mean"]["stderr"].get<double>() == doctest::Approx(std::sqrt(18.0 / 4)));
+  CHECK_FALSE(r["per_item"].contains("judge/mean"));
   for (size_t i = 0; i < recs.size(); ++i) recs[i]["judge_score"] = static_cast<int>(i + 1);
   r = niah::build_result(identity, recs);
   CHECK(r["judge"]["mean"].get<double>() == doctest::Approx(2.5));
+  CHECK(r["per_item"]["judge/mean"]["values"] == nlohmann::json{1.0, 2.0, 3.0, 4.0});
   CHECK(error_of<Error>([&] { niah::build_result(nlohmann::json::object(), recs); }).find("answer") != std::string::npos);
 }
 

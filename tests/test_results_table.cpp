@@ -14,6 +14,7 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "tasks/item_stats.h"
 #include "tasks/lm_eval/lm_eval_table.h"
 #include "tasks/longbench/longbench_table.h"
 #include "tasks/loss/loss_table.h"
@@ -213,12 +214,21 @@ TEST_CASE("results table: row labels from the model, --label, and conflicts") {
   CHECK(error_of([] { table_from_files({fixture("loss_fox_pro.json")}, {"A", "B"}, Format::Markdown); }).find("--label") !=
         std::string::npos);
 
-  // Two results filling the same cell of one row.
-  const std::string e1 = error_of([] {
-    table_from_files({fixture("loss_fox_pro.json"), fixture("loss_mamba2.json")}, {"A", "A"}, Format::Markdown);
-  });
-  CHECK(e1.find("loss_fox_pro.json") != std::string::npos);
-  CHECK(e1.find("loss_mamba2.json") != std::string::npos);
+  // --label FILE=LABEL names some files' rows; the others keep theirs.
+  const std::string some = table_from_files({fixture("loss_fox_pro.json"), fixture("loss_mamba2.json")},
+                                            {fixture("loss_mamba2.json") + "=Mine"}, Format::Markdown);
+  CHECK(some.find("\n| Mine<sup>1</sup> | ") != std::string::npos);
+  CHECK(some.find("\n| FoX (Pro)<sup>1</sup> | ") != std::string::npos);
+  CHECK(error_of([] {
+          table_from_files({fixture("loss_fox_pro.json"), fixture("loss_mamba2.json")},
+                           {fixture("loss_mamba2.json") + "=Mine", "B"}, Format::Markdown);
+        }).find("not both") != std::string::npos);
+
+  // Two results filling the same cell of one row: both kept, the later one's row suffixed.
+  const std::string twice =
+      table_from_files({fixture("loss_fox_pro.json"), fixture("loss_mamba2.json")}, {"A", "A"}, Format::Markdown);
+  CHECK(twice.find("\n| A<sup>1</sup> | ") != std::string::npos);
+  CHECK(twice.find("\n| A (2)<sup>1</sup> | ") != std::string::npos);
   // Two different models with one folder name.
   json a = read_json(fixture("loss_fox_pro.json")), b = read_json(fixture("niah_mamba2_standard.json"));
   a["header"]["settings"]["model"] = "/x/ckpt";
@@ -226,9 +236,10 @@ TEST_CASE("results table: row labels from the model, --label, and conflicts") {
   b.erase("model");
   write(dir.path / "a.json", a);
   write(dir.path / "b.json", b);
-  CHECK(error_of([&] {
-          table_from_files({(dir.path / "a.json").string(), (dir.path / "b.json").string()}, {}, Format::Markdown);
-        }).find("different models with the same label 'ckpt'") != std::string::npos);
+  const std::string md2 =
+      table_from_files({(dir.path / "a.json").string(), (dir.path / "b.json").string()}, {}, Format::Markdown);
+  CHECK(md2.find("| ckpt") != std::string::npos);
+  CHECK(md2.find("| ckpt (2)") != std::string::npos);
 }
 
 TEST_CASE("results table: LongBench-E gives one table per length bucket") {
@@ -243,6 +254,18 @@ TEST_CASE("results table: LongBench-E gives one table per length bucket") {
   CHECK(*tables[1].values[0][0] == 20.25);
   CHECK(*tables[1].values[0][14] == 20.25);  // Avg
   CHECK(render_latex(tables[2]).find("\\label{tab:long-bench-e-8k}") != std::string::npos);
+  // A bucket without records (eval.py's NaN) is missing, not a number; a bucket empty for every
+  // task makes no table and no chart.
+  for (auto& [task, v] : r["scores"].items()) r["scores"][task]["8k+"] = std::nan("");
+  r["scores"]["qasper"]["4-8k"] = std::nan("");
+  write(dir.path / "e.json", r);
+  const std::string md = table_from_files({(dir.path / "e.json").string()}, {}, Format::Markdown);
+  CHECK(md.find("8k+") == std::string::npos);
+  CHECK(md.find("nan") == std::string::npos);
+  CHECK(md.find("4-8k") != std::string::npos);
+  report::ReportOptions o;
+  const std::string html = report::render_report({read_result((dir.path / "e.json").string())}, o);
+  CHECK(html.find("8k+") == std::string::npos);
 }
 
 TEST_CASE("results table: errors name the file and what is wrong") {
@@ -457,4 +480,52 @@ TEST_CASE("results table: the report marks other settings, names every model, wr
   CHECK(readable_value({"x", "x", "x", "", "", false, 2}, -1234567.0) == "-1,234,567.00");
   CHECK(readable_value({"x", "x", "x", "", "", false, -1}, 12345.5) == "12,345.5");
   CHECK(readable_value({"x", "x", "x", "", "", false, 2}, 1.5e17) == "1.5e+17");
+}
+
+namespace {
+
+// A NIAH result of the fixtures with per_item over `scores` (its mean set to theirs) and a haystack digest.
+json niah_with_items(const std::string& file, const std::vector<double>& scores, const std::string& digest) {
+  json r = read_json(fixture(file));
+  ItemScores s;
+  for (size_t i = 0; i < scores.size(); ++i) s.ids.push_back(std::to_string(i));
+  s.values = scores;
+  r["per_item"] = {{"mean", per_item_entry(s)}};
+  r["mean"] = aggregate_items("mean", scores, {});
+  r["header"]["settings"]["haystack_digest"] = digest;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("results table: n always, ± on request, and no ranking across item counts or data") {
+  test::TempDir dir("results_table");
+  const std::string a = (dir.path / "a.json").string(), b = (dir.path / "b.json").string(),
+                    c = (dir.path / "c.json").string();
+  write_json_atomic(a, niah_with_items("niah_fox_pro_standard.json", {10, 10, 1, 1}, "sha256:aaaa"));
+  write_json_atomic(b, niah_with_items("niah_mamba2_standard.json", {1, 1, 1, 2}, "sha256:aaaa"));
+  // Same items and data: ranked; the n row gives the shared n; --stderr adds each cell's stderr.
+  std::string md = table_from_files({a, b}, {}, Format::Markdown, true);
+  CHECK(md.find("| *n* | 4 |") != std::string::npos);
+  CHECK(md.find("**5.50** ± 2.60") != std::string::npos);  // mean 5.5, stderr sqrt(27 / 4) = 2.598
+  CHECK(md.find("not ranked") == std::string::npos);
+  CHECK(table_from_files({a, b}, {}, Format::Markdown).find("±") == std::string::npos);  // only on request
+  const std::string csv = table_from_files({a, b}, {}, Format::Csv);
+  CHECK(csv.find("standard:n,standard:stderr") != std::string::npos);
+  // Another item count: each cell names its n, nothing is bold, a caveat says why.
+  write_json_atomic(c, niah_with_items("niah_mamba2_standard.json", {1, 1, 1, 2, 3, 3}, "sha256:aaaa"));
+  md = table_from_files({a, c}, {}, Format::Markdown);
+  CHECK(md.find("| *n* | varies |") != std::string::npos);
+  CHECK(md.find("5.50 (n=4)") != std::string::npos);
+  CHECK(md.find("1.83 (n=6)") != std::string::npos);
+  CHECK(md.find("**") == std::string::npos);
+  CHECK(md.find("standard is not ranked: its cells were made on different numbers of items") != std::string::npos);
+  // Other data (another haystack): not ranked either, the digests named.
+  write_json_atomic(c, niah_with_items("niah_mamba2_standard.json", {1, 1, 1, 2}, "sha256:bbbbbbbbbbbbbbbbbbbb"));
+  md = table_from_files({a, c}, {}, Format::Markdown);
+  CHECK(md.find("**") == std::string::npos);
+  CHECK(md.find("standard is not ranked: its cells were made on different data") != std::string::npos);
+  CHECK(md.find("sha256:bbbbbbbbbbbb") != std::string::npos);
+  const std::string tex = table_from_files({a, c}, {}, Format::Latex);
+  CHECK(tex.find("$n$ & 4") != std::string::npos);
 }

@@ -47,8 +47,8 @@ void add(results::TableFiller& f, const results::ResultFile& r) {
     const json& v = results[task][metric];
     if (!v.is_number()) continue;  // "N/A"
     double x = v.get<double>();
-    if (metric.find("acc") != std::string::npos) x *= 100;
-    f.set(t, row, c, x, r);
+    const double scale = metric.find("acc") != std::string::npos ? 100 : 1;
+    f.set(t, row, c, x * scale, r, "results/" + task + "/" + metric, scale);
   }
 }
 

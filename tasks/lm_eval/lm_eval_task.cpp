@@ -193,15 +193,18 @@ const ResultBuilderRegistrar lm_eval_builder("lm-eval", build_lm_eval_result);
 
 json build_lm_eval_result(const json& identity, const std::vector<json>& records) {
   std::map<std::string, std::vector<json>> doc_metrics;
+  std::map<std::string, std::vector<std::string>> doc_ids;
   for (const json& r : records) {
     const std::string task = r.at("task").get<std::string>();
     DocScoring s;
     std::vector<Answer> answers;
     record_answers(r, &s, &answers);
     doc_metrics[task].push_back(process_results(task_config(task), s, answers));
+    doc_ids[task].push_back(r.at("doc_id").dump());
   }
   json results = json::object(), n_samples = json::object(), versions = json::object(), n_shot = json::object(),
-       higher = json::object(), subtasks = json::object(), delta = json::object(), sources = json::object();
+       higher = json::object(), subtasks = json::object(), delta = json::object(), sources = json::object(),
+       per_item = json::object();
   for (const json& name_j : identity.at("tasks")) {
     const std::string name = name_j.get<std::string>();
     const TaskConfig& c = task_config(name);
@@ -219,6 +222,12 @@ json build_lm_eval_result(const json& identity, const std::vector<json>& records
                      {"split", c.split}, {"output_type", c.output_type}};
     for (const MetricSpec& m : c.metrics) {
       higher[name][m.metric] = m.higher_is_better;
+      if (!dm.empty()) {
+        // The results' stderr, where lm-eval gives one, is the per_item one (same items, same method).
+        const json& se = results[name][m.metric + "_stderr,none"];
+        per_item["results/" + name + "/" + m.metric + ",none"] = per_item_entry(
+            metric_items(m, doc_ids[name], dm), se.is_number() ? std::optional<double>(se.get<double>()) : std::nullopt);
+      }
       if (m.aggregation == "perplexity") {
         std::vector<json> items;
         for (const json& d : dm) items.push_back(d.at(m.metric));
@@ -236,10 +245,12 @@ json build_lm_eval_result(const json& identity, const std::vector<json>& records
           {"task_definitions", sources},
           {"stderr_note",
            "as lm-eval 0.4.4: <metric>_stderr is the closed-form sample_stddev/sqrt(n) for mean metrics (acc, "
-           "acc_norm); \"N/A\" for weighted_perplexity and bits_per_byte (lm-eval has none) and for lambada's "
-           "perplexity, which lm-eval estimates by a random bootstrap; its first-order (delta method) estimate "
-           "perplexity * stderr(mean loglikelihood) is under perplexity_stderr_delta_method"},
+           "acc_norm) and lm-eval's seeded 100000-sample bootstrap for lambada's perplexity; \"N/A\" for "
+           "weighted_perplexity and bits_per_byte (lm-eval has none; per_item gives one by the same bootstrap). "
+           "The first-order (delta method) estimate perplexity * stderr(mean loglikelihood) is under "
+           "perplexity_stderr_delta_method"},
           {"perplexity_stderr_delta_method", delta},
+          {"per_item", per_item},
           {"model", identity.at("model")}};
 }
 

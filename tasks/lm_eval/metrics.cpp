@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "data/errors.h"
+#include "tasks/item_stats.h"
 
 namespace foxeval::lm_eval {
 namespace {
@@ -85,12 +86,22 @@ json process_results(const TaskConfig& task, const DocScoring& doc, const std::v
   return out;
 }
 
-double mean_stderr(const std::vector<double>& values) {
-  const double mu = py_mean(values);
-  double ss = 0;
-  for (double x : values) ss += (x - mu) * (x - mu);
-  const double n = static_cast<double>(values.size());
-  return std::sqrt(ss / (n - 1)) / std::sqrt(n);
+double mean_stderr(const std::vector<double>& values) { return python_mean_stderr(values); }
+
+ItemScores metric_items(const MetricSpec& m, const std::vector<std::string>& ids, const std::vector<json>& doc_metrics) {
+  ItemScores s;
+  s.ids = ids;
+  s.aggregation = m.aggregation;
+  for (const json& d : doc_metrics) {
+    const json& v = d.at(m.metric);
+    if (v.is_array()) {  // [loglikelihood, words or bytes]
+      s.values.push_back(v.at(0).get<double>());
+      s.weights.push_back(static_cast<double>(v.at(1).get<int64_t>()));
+    } else {
+      s.values.push_back(v.get<double>());
+    }
+  }
+  return s;
 }
 
 double aggregate(const std::string& aggregation, const std::vector<json>& items) {
@@ -116,9 +127,12 @@ json task_results(const TaskConfig& task, const std::vector<json>& doc_metrics) 
     for (const json& d : doc_metrics) items.push_back(d.at(m.metric));
     const std::string key = m.metric + ",none", stderr_key = m.metric + "_stderr,none";
     out[key] = aggregate(m.aggregation, items);
-    // lm-eval: a stderr only for more than one document, closed form for "mean" only.
+    // lm-eval: a stderr only for more than one document; the closed form for "mean", its seeded
+    // bootstrap for "perplexity" (stderr_for_metric), none for the weighted aggregations.
     if (m.aggregation == "mean" && items.size() > 1)
       out[stderr_key] = mean_stderr(numbers(items));
+    else if (m.aggregation == "perplexity" && items.size() > 1)
+      out[stderr_key] = lm_eval_bootstrap_stderr("perplexity", numbers(items), {});
     else
       out[stderr_key] = "N/A";
   }

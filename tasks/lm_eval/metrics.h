@@ -3,10 +3,11 @@
 // stderr, in the same floating-point operation order, so the numbers are lm-eval's to the bit.
 //
 // Stderr: lm-eval reports the closed form sample_stddev/sqrt(n) for "mean" metrics (acc,
-// acc_norm), "N/A" for weighted_perplexity and bits_per_byte, and a *random* 100000-sample
-// bootstrap for lambada's "perplexity". foxeval writes "N/A" in that slot (a bootstrap is not
-// reproducible) and gives the delta-method estimate perplexity * mean_stderr(loglikelihoods)
-// separately, named as such (see perplexity_stderr_delta_method).
+// acc_norm), "N/A" for weighted_perplexity and bits_per_byte, and a 100000-sample bootstrap for
+// lambada's "perplexity", which is seeded (chunk i draws from random.Random(i)) and so
+// reproducible: foxeval computes it as lm-eval does (tasks/item_stats.h, tested against lm-eval's
+// own bootstrap_stderr). The delta-method estimate perplexity * mean_stderr(loglikelihoods) is
+// also given, named as such (see perplexity_stderr_delta_method).
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tasks/item_stats.h"
 #include "tasks/lm_eval/task_config.h"
 
 namespace foxeval::lm_eval {
@@ -40,6 +42,12 @@ nlohmann::json process_results(const TaskConfig& task, const DocScoring& doc, co
 // lm-eval's aggregations of the per-document values of one metric.
 double aggregate(const std::string& aggregation, const std::vector<nlohmann::json>& items);
 double mean_stderr(const std::vector<double>& values);  // sample stddev / sqrt(n)
+
+// One metric's per-document values for the result's per_item (tasks/item_stats.h): the value of
+// a mean or perplexity metric, the log-likelihood with its words or bytes as weight for the
+// weighted ones; `ids` are the documents' ids, in the order of `doc_metrics`.
+ItemScores metric_items(const MetricSpec& m, const std::vector<std::string>& ids,
+                        const std::vector<nlohmann::json>& doc_metrics);
 
 // A task's entry of lm-eval's results dict: {"alias": name, "<metric>,none": value,
 // "<metric>_stderr,none": value or "N/A", ...} from every document's process_results.

@@ -16,6 +16,7 @@
 #include "tasks/longbench/metrics.h"
 #include "data/python/json_dumps.h"
 #include "data/python/numbers.h"
+#include "tasks/item_stats.h"
 #include "tasks/runner.h"
 
 namespace fs = std::filesystem;
@@ -31,6 +32,7 @@ std::string pred_line(const nlohmann::json& r) {
 namespace {
 
 struct TaskColumns {
+  std::vector<std::string> ids;  // the records' "index"
   std::vector<std::string> predictions;
   std::vector<std::vector<std::string>> answers, all_classes;
   std::vector<int64_t> lengths;
@@ -40,6 +42,7 @@ struct TaskColumns {
   void add(const nlohmann::json& r, bool e) {
     if (!r.at("pred").is_string()) throw Error("field 'pred' must be a string");
     predictions.push_back(r.at("pred").get<std::string>());
+    ids.push_back(r.contains("index") ? r["index"].dump() : std::to_string(ids.size()));
     answers.push_back(answers_of(r));
     all_classes.push_back(all_classes_of(r));
     last_classes_null = r.at("all_classes").is_null();
@@ -61,6 +64,23 @@ nlohmann::json score_task(const std::string& task, const TaskColumns& c, bool e)
   return score_dataset(task, c.predictions, c.answers, c.all_classes);
 }
 
+// per_item (tasks/item_stats.h) of a task's score: each record's score as eval.py's scorer takes
+// it, times 100 (the score's units), under "scores/TASK"; for LongBench-E one entry per length
+// bucket ("scores/TASK/0-4k", ...; an empty bucket has none).
+void add_per_item(const std::string& task, const TaskColumns& c, bool e, nlohmann::json& per_item) {
+  std::map<std::string, ItemScores> by_key;
+  std::vector<std::string> order;
+  for (size_t i = 0; i < c.predictions.size(); ++i) {
+    std::string key = "scores/" + task;
+    if (e) key += c.lengths[i] < 4000 ? "/0-4k" : c.lengths[i] < 8000 ? "/4-8k" : "/8k+";
+    if (!by_key.count(key)) order.push_back(key);
+    ItemScores& s = by_key[key];
+    s.ids.push_back(c.ids[i]);
+    s.values.push_back(100 * record_score(task, c.predictions[i], c.answers[i], c.all_classes.back()));
+  }
+  for (const std::string& key : order) per_item[key] = per_item_entry(by_key[key]);
+}
+
 }  // namespace
 
 nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nlohmann::json>& records) {
@@ -72,18 +92,21 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
     columns[task].add(r, e);
     predictions[task].push_back(r);
   }
-  nlohmann::json scores = nlohmann::json::object(), errors = nlohmann::json::object();
+  nlohmann::json scores = nlohmann::json::object(), errors = nlohmann::json::object(),
+                 per_item = nlohmann::json::object();
   for (const std::string& task : identity.at("tasks").get<std::vector<std::string>>()) {
     if (!columns.count(task)) continue;  // --limit 0
     // A task eval.py cannot score still has its predictions written in the official layout; the
     // reason is kept instead of a score.
     try {
       scores[task] = score_task(task, columns.at(task), e);
+      add_per_item(task, columns.at(task), e, per_item);
     } catch (const Error& err) {
       errors[task] = err.what();
     }
   }
-  return {{"tasks", identity.at("tasks")}, {"scores", scores}, {"score_errors", errors}, {"predictions", predictions}};
+  return {{"tasks", identity.at("tasks")}, {"scores", scores},         {"score_errors", errors},
+          {"per_item", per_item},           {"predictions", predictions}};
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "data/errors.h"
@@ -55,7 +56,11 @@ void add(results::TableFiller& f, const results::ResultFile& r) {
     const size_t row = f.row(t, r.label);
     for (auto task = scores.begin(); task != scores.end(); ++task) {
       const json& v = bucket.empty() ? task.value() : (task.value().is_object() ? task.value().value(bucket, json()) : json());
-      if (v.is_number()) f.set(t, row, f.column(t, task_column(task.key())), v.get<double>(), r);
+      // eval.py writes NaN for a LongBench-E bucket without records: missing, not a number to rank
+      // or chart (a bucket no task has records in makes an empty table, left out).
+      if (v.is_number() && std::isfinite(v.get<double>()))
+        f.set(t, row, f.column(t, task_column(task.key())), v.get<double>(), r,
+              "scores/" + task.key() + (bucket.empty() ? "" : "/" + bucket));
     }
   }
 }

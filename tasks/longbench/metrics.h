@@ -28,6 +28,12 @@ double metric(const std::string& dataset, const std::string& prediction, const s
 
 // eval.py's scorer: round(100 * total / len(predictions), 2) with Python's round. The vectors are
 // per record; foxeval::Error when their sizes differ or there are no records (eval.py divides by 0).
+// One record's score as eval.py's scorer computes it (0..1): the prediction's first line (for the
+// tasks eval.py cuts), the best metric over its answers; `all_classes` as scorer passes them (the
+// last record's list).
+double record_score(const std::string& dataset, const std::string& prediction, const std::vector<std::string>& answers,
+                    const std::vector<std::string>& all_classes);
+
 double score_dataset(const std::string& dataset, const std::vector<std::string>& predictions,
                      const std::vector<std::vector<std::string>>& answers,
                      const std::vector<std::vector<std::string>>& all_classes);

@@ -18,6 +18,8 @@ void check_sizes(const std::string& dataset, size_t predictions, size_t answers,
   if (predictions == 0) throw Error("longbench: scoring \"" + dataset + "\": no records (eval.py divides by zero)");
 }
 
+}  // namespace
+
 // One record as eval.py scores it: first line, max over answers starting from 0.
 double record_score(const std::string& dataset, const std::string& prediction, const std::vector<std::string>& answers,
                     const std::vector<std::string>& all_classes) {
@@ -27,8 +29,6 @@ double record_score(const std::string& dataset, const std::string& prediction, c
   for (const auto& answer : answers) score = std::max(score, metric(dataset, line, answer, all_classes));
   return score;
 }
-
-}  // namespace
 
 double score_dataset(const std::string& dataset, const std::vector<std::string>& predictions,
                      const std::vector<std::vector<std::string>>& answers,

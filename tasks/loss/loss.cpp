@@ -14,6 +14,7 @@
 #include "models/registry.h"
 #include "tasks/identity.h"
 #include "tasks/loss/loss_text.h"
+#include "tasks/item_stats.h"
 #include "tasks/runner.h"
 
 namespace foxeval {
@@ -154,18 +155,46 @@ void LossSums::add(const std::vector<float>& losses, int64_t rows, int64_t seq_l
   documents += rows;
 }
 
+void LossState::add_windows(const std::vector<float>& losses, int64_t n, int64_t seq_len, int64_t first) {
+  sums.add(losses, n, seq_len);  // checks every loss is finite
+  const std::vector<int64_t> lengths = loss_lengths(seq_len);
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = losses.data() + r * seq_len;
+    // The lengths decrease: one pass from position 0, each length's sum read off on the way.
+    std::vector<int64_t> at(lengths.size());
+    int64_t total = 0, t = 0;
+    for (size_t j = lengths.size(); j-- > 0;) {
+      for (; t < lengths[j]; ++t) total += std::llround(static_cast<double>(row[t]) * LossSums::kScale);
+      at[j] = total;
+    }
+    window_sums[first + r] = std::move(at);
+  }
+}
+
+std::vector<int64_t> loss_lengths(int64_t seq_len) {
+  std::vector<int64_t> lengths;
+  for (int64_t L = seq_len; L >= 512; L /= 2) lengths.push_back(L);
+  if (seq_len < 512) lengths.push_back(seq_len);
+  return lengths;
+}
+
 double LossSums::mean(int64_t position) const {
   return static_cast<double>(sum_fixed[position]) / kScale / static_cast<double>(documents);
 }
 
 nlohmann::json LossState::to_json() const {
+  nlohmann::json windows = nlohmann::json::object();
+  for (const auto& [k, v] : window_sums) windows[std::to_string(k)] = v;
   return {{"documents", sums.documents}, {"sum_fixed", sums.sum_fixed}, {"rows", rows},
           {"tokens_dropped", tokens_dropped}, {"rows_unread", rows_unread},
-          {"documents_skipped", documents_skipped}, {"tokens_skipped", tokens_skipped}};
+          {"documents_skipped", documents_skipped}, {"tokens_skipped", tokens_skipped}, {"window_sums", windows}};
 }
 
 void LossState::merge(const ReducerState& other) {
   const LossState& o = as_loss(other);
+  for (const auto& [k, v] : o.window_sums)  // checked before anything is added: a refused merge changes nothing
+    if (window_sums.count(k)) throw Error(fmt::format("internal: loss window {} summed twice", k));
+  window_sums.insert(o.window_sums.begin(), o.window_sums.end());
   if (sums.sum_fixed.empty()) sums.sum_fixed.assign(o.sums.sum_fixed.size(), 0);
   if (o.sums.sum_fixed.size() != sums.sum_fixed.size())
     throw Error(fmt::format("internal: loss states of {} and {} positions", sums.sum_fixed.size(), o.sums.sum_fixed.size()));
@@ -200,6 +229,17 @@ Reducer loss_reducer() {
     if (state->sums.documents < 0 || state->rows < 0 || state->tokens_dropped < 0 || state->rows_unread < 0 ||
         state->documents_skipped < 0 || state->tokens_skipped < 0)
       throw Error("documents, rows, tokens_dropped, rows_unread, documents_skipped and tokens_skipped must be >= 0");
+    if (saved->contains("window_sums")) {  // absent in states saved before foxeval kept them
+      const size_t nl = loss_lengths(seq_len).size();
+      for (const auto& [k, v] : saved->at("window_sums").items()) {
+        size_t used = 0;
+        const int64_t index = std::stoll(k, &used);
+        auto sums_k = v.get<std::vector<int64_t>>();
+        if (used != k.size() || index < 0 || sums_k.size() != nl)
+          throw Error(fmt::format("window_sums '{}': a window index with {} sums expected", k, nl));
+        state->window_sums.emplace(index, std::move(sums_k));
+      }
+    }
     return std::unique_ptr<ReducerState>(std::move(state));
   };
   r.finish = [](const nlohmann::json& identity, const ReducerState& state, double elapsed_s) {
@@ -212,10 +252,7 @@ nlohmann::json loss_metrics(const LossSums& sums, int64_t seq_len) {
   nlohmann::json out;
   std::vector<double> per_token(seq_len);
   for (int64_t t = 0; t < seq_len; ++t) per_token[t] = sums.documents > 0 ? sums.mean(t) : NAN;
-  std::vector<int64_t> lengths;
-  for (int64_t L = seq_len; L >= 512; L /= 2) lengths.push_back(L);
-  if (seq_len < 512) lengths.push_back(seq_len);
-  for (int64_t L : lengths) {
+  for (int64_t L : loss_lengths(seq_len)) {
     double total = 0;
     for (int64_t t = 0; t < L; ++t) total += per_token[t];
     const double avg = total / static_cast<double>(L);
@@ -232,6 +269,21 @@ nlohmann::json loss_result(const nlohmann::json& identity, const LossState& stat
   if (sums.documents != identity.at("num_windows").get<int64_t>())
     throw Error(fmt::format("loss: {} of {} windows summed", sums.documents, identity.at("num_windows").dump()));
   nlohmann::json result = loss_metrics(sums, seq_len);
+  // Per document (window) at each length: its mean loss over the first L positions, when every
+  // window's sums are kept (a state saved before foxeval kept them has none).
+  if (!state.window_sums.empty() && static_cast<int64_t>(state.window_sums.size()) == sums.documents) {
+    const std::vector<int64_t> lengths = loss_lengths(seq_len);
+    nlohmann::json per_item = nlohmann::json::object();
+    for (size_t j = 0; j < lengths.size(); ++j) {
+      ItemScores items;
+      for (const auto& [k, v] : state.window_sums) {
+        items.ids.push_back(std::to_string(k));
+        items.values.push_back(static_cast<double>(v[j]) / LossSums::kScale / static_cast<double>(lengths[j]));
+      }
+      per_item[fmt::format("val/loss_avg_len_{}", lengths[j])] = per_item_entry(items);
+    }
+    result["per_item"] = per_item;
+  }
   result["kind"] = "foxeval-loss";
   result["identity"] = identity;
   // "documents" counts windows (sequences of seq_len), as it always has; rows are the data's
@@ -316,7 +368,7 @@ nlohmann::json run_loss(const LossSettings& s) {
       }
       // Time the model waited for data: ~0 when reading and decompression keep ahead.
       data_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
-      contribution.sums.add(batch_losses(*model, s, batch_tokens, n, seq_len, first, device), n, seq_len);
+      contribution.add_windows(batch_losses(*model, s, batch_tokens, n, seq_len, first, device), n, seq_len, first);
       run.finish(items[i].id, contribution, static_cast<double>(n * seq_len));
       windows_this_run += n;
     }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,13 @@ struct LossState : ReducerState {
   LossSums sums;
   int64_t rows = 0, tokens_dropped = 0, rows_unread = 0;
   int64_t documents_skipped = 0, tokens_skipped = 0;
+  // Each window's loss summed over its first L positions, for every reported L (loss_lengths), in
+  // the same fixed point, by window index: the per-document items of the result's per_item
+  // (tasks/item_stats.h). A union over disjoint windows, so exact in any order; a state saved
+  // before foxeval kept them has none, and its result then has no per_item.
+  std::map<int64_t, std::vector<int64_t>> window_sums;
+  // Adds n windows' losses (row-major, the first is window `first`) to the sums and window_sums.
+  void add_windows(const std::vector<float>& losses, int64_t n, int64_t seq_len, int64_t first);
   nlohmann::json to_json() const override;
   void merge(const ReducerState& other) override;
 };
@@ -73,6 +81,9 @@ Reducer loss_reducer();
 // part). Stopped early (signal, stop_after_windows, a lost rank): throws RunInterrupted after
 // saving the state.
 nlohmann::json run_loss(const LossSettings& settings);
+
+// The lengths L of val/loss_avg_len_L: seq_len, halved down to 512 (seq_len itself when shorter).
+std::vector<int64_t> loss_lengths(int64_t seq_len);
 
 // val/loss_per_token, val/loss_avg_len_L and val/perplexity_len_L from sums.
 nlohmann::json loss_metrics(const LossSums& sums, int64_t seq_len);

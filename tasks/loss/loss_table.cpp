@@ -44,7 +44,7 @@ void add(results::TableFiller& f, const results::ResultFile& r) {
     const std::string len = it.key().substr(prefix.size());
     if (len.empty() || len.find_first_not_of("0123456789") != std::string::npos) continue;  // not a length
     const size_t c = f.column(t, {"loss_len_" + len, len, len, "", "", true, 3});
-    f.set(t, row, c, it.value().get<double>(), r);
+    f.set(t, row, c, it.value().get<double>(), r, it.key());
   }
 }
 

@@ -9,6 +9,7 @@
 #include "data/errors.h"
 #include "data/python/unicode.h"
 #include "data/utf8.h"
+#include "tasks/item_stats.h"
 #include "tasks/runner.h"
 
 namespace foxeval::niah {
@@ -56,6 +57,16 @@ nlohmann::json grid_means(const std::vector<nlohmann::json>& cells, const std::s
   for (int64_t L : lengths) ml.push_back({{"length", L}, {"mean", by_len[L].value()}});
   for (int64_t D : depths) md.push_back({{"depth", D}, {"mean", by_depth[D].value()}});
   return {{"mean_by_length", ml}, {"mean_by_depth", md}, {"mean", all.value()}};
+}
+
+// per_item (tasks/item_stats.h) of a grid mean: one item per cell, named by its length and depth.
+nlohmann::json cell_items(const nlohmann::json& cells, const std::string& key) {
+  ItemScores s;
+  for (const nlohmann::json& c : cells) {
+    s.ids.push_back(fmt::format("length={},depth={}", c.at("length").dump(), c.at("depth").dump()));
+    s.values.push_back(c.at(key).get<double>());
+  }
+  return per_item_entry(s);
 }
 
 const char* const kScorer =
@@ -163,6 +174,10 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
   if (judged) {
     out["judge"] = grid_means(cells, "judge_score");
     if (identity.contains("judge_model")) out["judge"]["model"] = identity["judge_model"];
+  }
+  if (!cells.empty()) {
+    out["per_item"] = {{"mean", cell_items(cells, "score")}};
+    if (judged) out["per_item"]["judge/mean"] = cell_items(cells, "judge_score");
   }
   out["cells"] = std::move(cells);
   return out;

@@ -32,11 +32,12 @@ void add(results::TableFiller& f, const results::ResultFile& r) {
   if (mode.empty()) throw Error(fmt::format("{}: a NIAH result without its mode", r.path));
   const size_t row = f.row(t, r.label);
   if (!r.json["mean"].is_number()) throw Error(fmt::format("{}: 'mean' is not a number", r.path));
-  f.set(t, row, f.column(t, {mode, mode, results::latex_escape(mode), "", "", false, 2}), r.json["mean"].get<double>(), r);
+  f.set(t, row, f.column(t, {mode, mode, results::latex_escape(mode), "", "", false, 2}), r.json["mean"].get<double>(), r,
+        "mean");
   if (r.json.contains("judge") && r.json["judge"].is_object() && r.json["judge"].contains("mean")) {
     const std::string key = mode + " (judge)";
     f.set(t, row, f.column(t, {key, key, results::latex_escape(key), "", "", false, 2}), r.json["judge"]["mean"].get<double>(),
-          r);
+          r, "judge/mean");
   }
 }
 

@@ -1,0 +1,19 @@
+// Which way is better, for every metric foxeval writes: the one place `table` (ranking), `check`
+// (improved or worsened) and `compare` (better or worse) read it from.
+//
+// A metric is named by its path in a result, as `foxeval check` flattens it ("results/piqa/acc,none",
+// "scores/qasper", "mean", "val/loss_avg_len_512"); per-item entries ("per_item/METRIC/values") go
+// the way of METRIC. Rules (tasks/metric_direction.cpp, first match wins) cover every task's
+// scores; counts, lengths, settings and standard errors have no direction.
+#pragma once
+#include <string>
+
+namespace foxeval {
+
+enum class Direction { Higher, Lower, None };
+
+Direction metric_direction(const std::string& metric);
+// "higher", "lower", "none".
+const char* direction_name(Direction d);
+
+}  // namespace foxeval
