@@ -7,10 +7,17 @@
 #include <limits>
 
 #include "data/errors.h"
-#include "data/python/random.h"
+#include "data/python/python_random.h"
 
 namespace foxeval {
 namespace {
+
+// random.choices(range(n), k=n) without weights: the resample lm-eval's bootstrap and compare draw.
+std::vector<size_t> choices_indices(PythonRandom& rnd, size_t n) {
+  std::vector<size_t> idx(n);
+  for (size_t& i : idx) i = rnd.choices_index(n);
+  return idx;
+}
 
 using nlohmann::json;
 
@@ -97,9 +104,9 @@ double lm_eval_bootstrap_stderr(const std::string& aggregation, const std::vecto
   std::vector<double> stats;
   stats.reserve(static_cast<size_t>(iters));
   for (int64_t i = 0; i < iters / chunk; ++i) {
-    PyRandom rnd(static_cast<uint64_t>(i));  // _bootstrap_internal: rnd.seed(i) per chunk
+    PythonRandom rnd(static_cast<uint64_t>(i));  // _bootstrap_internal: rnd.seed(i) per chunk
     for (int64_t k = 0; k < chunk; ++k)
-      stats.push_back(aggregate_at(aggregation, values, weights, rnd.choice_indices(values.size(), values.size())));
+      stats.push_back(aggregate_at(aggregation, values, weights, choices_indices(rnd, values.size())));
   }
   return py_sample_stddev(stats);
 }
@@ -176,11 +183,11 @@ PairedDifference paired_difference(const ItemScores& a, const ItemScores& b, uin
   d.a = aggregate_items(a.aggregation, a.values, a.weights);
   d.b = aggregate_items(b.aggregation, b.values, b.weights);
   d.difference = d.b - d.a;
-  PyRandom rnd(seed);
+  PythonRandom rnd(seed);
   std::vector<double> diffs;
   diffs.reserve(static_cast<size_t>(resamples));
   for (int64_t r = 0; r < resamples; ++r) {
-    const std::vector<size_t> idx = rnd.choice_indices(a.values.size(), a.values.size());
+    const std::vector<size_t> idx = choices_indices(rnd, a.values.size());
     diffs.push_back(aggregate_at(b.aggregation, b.values, b.weights, idx) -
                     aggregate_at(a.aggregation, a.values, a.weights, idx));
   }
