@@ -39,25 +39,29 @@ if ! .venv/bin/python -c 'import torch, numpy, safetensors, tiktoken, pyarrow' 2
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r scripts/requirements.txt
 fi
-# lm-eval 0.4.4's own code reads foxeval's --output_path tree in tests/cli_lm_eval_test.sh: its
-# utils.py only (no torch/transformers stack), so the package goes in without its dependencies.
-if ! .venv/bin/python -c 'import importlib.util as u, pytablewriter, yaml, jinja2; assert u.find_spec("lm_eval")' 2>/dev/null; then
-  .venv/bin/pip install -q --no-deps lm_eval==0.4.4
-  .venv/bin/pip install -q pytablewriter pyyaml jinja2
-fi
+# Test tooling, only for a build of every target (scripts/test.sh): scripts/quickstart.sh builds
+# `foxeval` alone and needs none of it.
+if [ $# -eq 0 ]; then
+  # lm-eval 0.4.4's own code reads foxeval's --output_path tree in tests/cli_lm_eval_test.sh: its
+  # utils.py only (no torch/transformers stack), so the package goes in without its dependencies.
+  if ! .venv/bin/python -c 'import importlib.util as u, pytablewriter, yaml, jinja2; assert u.find_spec("lm_eval")' 2>/dev/null; then
+    .venv/bin/pip install -q --no-deps lm_eval==0.4.4
+    .venv/bin/pip install -q pytablewriter pyyaml jinja2
+  fi
 
-# RULER's test tooling (tests/tools/python_random_goldens.py, make_punkt_tables.py, punkt_goldens.py,
-# ruler_goldens.py, ruler_metric_goldens.py regenerate data/python/punkt_tables.cpp and the goldens
-# under tests/fixtures/ruler/, byte for byte from a fresh venv): lm-eval 0.4.13's RULER generator with
-# only what it imports, nltk (Punkt) with its `regex`, wonderwords, NumPy, tiktoken (the GPT-2 BPE for
-# the stand-in tokenizer). CI reads the goldens and does not run these.
-RULER_VENV="${RULER_VENV:-/opt/ruler-venv}"
-if ! "$RULER_VENV/bin/python" -c 'import nltk, regex, wonderwords, numpy, lm_eval, packaging, tiktoken' 2>/dev/null; then
-  echo "[setup] creating $RULER_VENV (RULER test tooling)" >&2
-  $SUDO "$PY" -m venv "$RULER_VENV"
-  $SUDO "$RULER_VENV/bin/pip" install -q --no-deps lm-eval==0.4.13
-  $SUDO "$RULER_VENV/bin/pip" install -q nltk==3.10.4 regex==2026.11.19 wonderwords==3.0.1 numpy==2.4.6 tqdm packaging \
-    tiktoken==0.14.0
+  # RULER's test tooling (tests/tools/python_random_goldens.py, make_punkt_tables.py, punkt_goldens.py,
+  # ruler_goldens.py, ruler_metric_goldens.py regenerate data/python/punkt_tables.cpp and the goldens
+  # under tests/fixtures/ruler/, byte for byte from a fresh venv): lm-eval 0.4.13's RULER generator with
+  # only what it imports, nltk (Punkt) with its `regex`, wonderwords, NumPy, tiktoken (the GPT-2 BPE for
+  # the stand-in tokenizer). CI reads the goldens and does not run these.
+  RULER_VENV="${RULER_VENV:-/opt/ruler-venv}"
+  if ! "$RULER_VENV/bin/python" -c 'import nltk, regex, wonderwords, numpy, lm_eval, packaging, tiktoken' 2>/dev/null; then
+    echo "[setup] creating $RULER_VENV (RULER test tooling)" >&2
+    $SUDO "$PY" -m venv "$RULER_VENV"
+    $SUDO "$RULER_VENV/bin/pip" install -q --no-deps lm-eval==0.4.13
+    $SUDO "$RULER_VENV/bin/pip" install -q nltk==3.10.4 regex==2026.11.19 wonderwords==3.0.1 numpy==2.4.6 tqdm packaging \
+      tiktoken==0.14.0
+  fi
 fi
 
 TORCH_PREFIX="$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')"
