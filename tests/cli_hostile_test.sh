@@ -281,21 +281,23 @@ wait $lane2_pid
 read -r p2 f2 <"$tmp/lane2.counts" 2>/dev/null || { p2=0; f2=1; echo "FAILED: the flag lane did not finish" >&2; }
 pass=$((pass + p2)); fail=$((fail + f2))
 
-# ---- identical runs give identical bits: alone, three at once, other thread counts, a busy core ----
-# (#55 class 7: on 2 cores, 10 runs of the trained tiny FoX (Pro) under 2 busy loops with
-# OMP_NUM_THREADS 1-3 gave one result, and so did MALLOC_PERTURB_ 0-250: the rare split is not reproduced yet.)
-D=(loss --model $trained --data tests/fixtures/loss/tokens.npy --bos-id 0)
+# ---- identical runs give identical bits: alone, three at once beside a busy core ----
+# (#55 class 7.) The thread count is a setting (--threads, announced): LibTorch's set_num_threads
+# turns MKL's dynamic thread choice off, so a run's GEMMs split their work the same way whatever
+# the load; another thread count may change the last bits (measured on the trained fixture: 1 and
+# 2 threads equal, 3 and 4 threads 8e-6 / 1.2e-5 off in the per-position mean loss).
+D=(loss --model $trained --data tests/fixtures/loss/tokens.npy --bos-id 0 --threads 3)
 "$FOXEVAL" "${D[@]}" --out "$out/det/alone.json" >/dev/null 2>&1
 ( while :; do :; done ) & busy=$!
 "$FOXEVAL" "${D[@]}" --out "$out/det/a.json" >/dev/null 2>&1 & p1=$!
 OMP_NUM_THREADS=1 "$FOXEVAL" "${D[@]}" --out "$out/det/b.json" >/dev/null 2>&1 & p2=$!
-OMP_NUM_THREADS=3 "$FOXEVAL" "${D[@]}" --out "$out/det/c.json" >/dev/null 2>&1 & p3=$!
+MKL_DYNAMIC=TRUE "$FOXEVAL" "${D[@]}" --out "$out/det/c.json" >/dev/null 2>&1 & p3=$!
 wait $p1; r1=$?; wait $p2; r2=$?; wait $p3; r3=$?; kill $busy; wait $busy 2>/dev/null
 [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $r3 -eq 0 ] && $PY -c '
 import json, sys
 runs = [json.load(open(p))["val/loss_per_token"] for p in sys.argv[1:]]
 sys.exit(any(r != runs[0] for r in runs))' "$out/det/alone.json" "$out/det/a.json" "$out/det/b.json" "$out/det/c.json" && ok ||
-  bad "identical loss runs differ (under load or with another thread count)"
+  bad "identical loss runs differ (under load, three at once, or with the environment asking for other threads)"
 
 # ---- #55: an output never replaces an input; nothing written through a link; bounded reads ----
 h="$tmp/h55"; mkdir -p "$h/data"; cp tests/fixtures/loss/tokens.npy "$h/data/t.npy"; mkmodel "$h/model"

@@ -79,14 +79,14 @@ expect_error "generate bad ids" "--prompt-ids" "$FOXEVAL" generate --model $fox 
 # Regression check against the committed baseline of the default run.
 "$FOXEVAL" loss --model $fox --data data/default/tokens.npy --bos-id 0 --out "$tmp/default.json" >/dev/null 2>&1
 expect_ok "check vs baseline" "$FOXEVAL" check "$tmp/default.json" --baseline results/baseline/default-loss.json
-sed 's/"val\/loss_avg_len_1024": [0-9.]*/"val\/loss_avg_len_1024": 9.0/' "$tmp/default.json" >"$tmp/regressed.json"
+sed 's/"val\/loss_avg_len_1024": [0-9][0-9.eE+-]*/"val\/loss_avg_len_1024": 9.0/' "$tmp/default.json" >"$tmp/regressed.json"
 if "$FOXEVAL" check "$tmp/regressed.json" --baseline results/baseline/default-loss.json >"$tmp/out" 2>&1; then
   bad "check must fail on a regressed metric"
 else
   grep -q "val/loss_avg_len_1024 .* WORSENED" "$tmp/out" && ok || bad "check names the worsened metric"
 fi
 # By direction: a lower loss is an improvement, still a change (exit 1) unless --fail-on worse.
-sed 's/"val\/loss_avg_len_1024": [0-9.]*/"val\/loss_avg_len_1024": 1.0/' "$tmp/default.json" >"$tmp/improved.json"
+sed 's/"val\/loss_avg_len_1024": [0-9][0-9.eE+-]*/"val\/loss_avg_len_1024": 1.0/' "$tmp/default.json" >"$tmp/improved.json"
 "$FOXEVAL" check "$tmp/improved.json" --baseline results/baseline/default-loss.json >"$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q "val/loss_avg_len_1024 .* improved" "$tmp/out" && ok || bad "check reports an improvement (exit 1, got $rc)"
 expect_ok "check --fail-on worse passes an improvement" "$FOXEVAL" check "$tmp/improved.json" \
