@@ -4,11 +4,11 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <utility>
@@ -43,7 +43,9 @@ at::ScalarType scalar_type(const std::string& dtype, const std::string& where) {
 }
 
 // Validates the header (types, ranges, exact tiling of the data section), fills `entries` and
-// returns the offset of the data section.
+// returns the offset of the data section. `map` holds the file's first 8 + header length bytes (only
+// its first 8 when that length is out of range: refused before anything else is read); map_size is
+// the file's size.
 size_t parse_header(const uint8_t* map, size_t map_size, const std::string& path,
                     std::map<std::string, SafetensorsEntry>& entries) {
   uint64_t header_len = 0;
@@ -147,35 +149,55 @@ size_t parse_header(const uint8_t* map, size_t map_size, const std::string& path
 
 }  // namespace
 
+namespace {
+
+// Reads exactly n bytes at offset, or says where the file ended: a file that shrinks under a run
+// (truncated, rewritten) gives an error, never the SIGBUS a mapping would.
+void pread_exact(int fd, void* dst, size_t n, size_t offset, const std::string& what) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fd, static_cast<uint8_t*>(dst) + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error(fmt::format("{}: read failed ({})", what, std::strerror(errno)));
+    if (got == 0)
+      throw Error(fmt::format("{}: the file ended at byte {} while {} bytes from {} were read (did it change during "
+                              "the run?)",
+                              what, offset + done, n, offset));
+    done += static_cast<size_t>(got);
+  }
+}
+
+}  // namespace
+
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   // O_NONBLOCK: a FIFO in place of the file must not block the open; only regular files are read.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(fmt::format("{}: not a regular file", path));
-  }
-  map_size_ = static_cast<size_t>(st.st_size);
-  if (map_size_ < 8) {
-    ::close(fd);
-    throw Error(fmt::format("{}: truncated safetensors file ({} bytes, no header)", path, map_size_));
-  }
-  void* p = ::mmap(nullptr, map_size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (p == MAP_FAILED) throw Error(fmt::format("{}: mmap failed ({})", path, std::strerror(errno)));
-  map_ = static_cast<const uint8_t*>(p);
+  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd_ < 0) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   try {
-    data_offset_ = parse_header(map_, map_size_, path_, entries_);
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) throw Error(fmt::format("{}: not a regular file", path));
+    file_size_ = static_cast<size_t>(st.st_size);
+    if (file_size_ < 8) throw Error(fmt::format("{}: truncated safetensors file ({} bytes, no header)", path, file_size_));
+    // The header alone is read (parse_header checks its length against the file and the 100 MB cap
+    // before it looks past the first 8 bytes); tensors are read when asked for.
+    std::vector<uint8_t> head(8);
+    pread_exact(fd_, head.data(), 8, 0, path);
+    uint64_t header_len = 0;
+    std::memcpy(&header_len, head.data(), 8);
+    if (header_len >= 2 && header_len <= 100'000'000 && header_len <= file_size_ - 8) {
+      head.resize(8 + header_len);
+      pread_exact(fd_, head.data() + 8, header_len, 8, path);
+    }
+    data_offset_ = parse_header(head.data(), file_size_, path_, entries_);
   } catch (...) {
-    ::munmap(const_cast<uint8_t*>(map_), map_size_);  // the destructor does not run for a throwing constructor
-    map_ = nullptr;
+    ::close(fd_);  // the destructor does not run for a throwing constructor
+    fd_ = -1;
     throw;
   }
 }
 
 SafetensorsFile::~SafetensorsFile() {
-  if (map_) ::munmap(const_cast<uint8_t*>(map_), map_size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 at::Tensor SafetensorsFile::read(const std::string& name) const {
@@ -184,8 +206,8 @@ at::Tensor SafetensorsFile::read(const std::string& name) const {
   const SafetensorsEntry& e = it->second;
   const std::string where = fmt::format("{}: tensor {}", path_, name);
   at::Tensor out = at::empty(e.shape, at::TensorOptions().dtype(scalar_type(e.dtype, where)));
-  // Copy (rather than wrap the mapping) so the tensor owns aligned memory.
-  std::memcpy(out.data_ptr(), map_ + data_offset_ + e.begin, e.end - e.begin);
+  // Read with pread into memory the tensor owns (aligned), never through a mapping.
+  pread_exact(fd_, out.data_ptr(), e.end - e.begin, data_offset_ + e.begin, where);
   return out;
 }
 

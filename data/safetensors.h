@@ -32,8 +32,8 @@ class SafetensorsFile {
  private:
   std::string path_;
   std::map<std::string, SafetensorsEntry> entries_;
-  const uint8_t* map_ = nullptr;
-  size_t map_size_ = 0;
+  int fd_ = -1;  // kept open: tensors are read with pread when asked for (no mapping: no SIGBUS)
+  size_t file_size_ = 0;
   size_t data_offset_ = 0;
 };
 

@@ -20,6 +20,7 @@
 #include "data/hub_ref.h"
 #include "data/new_file.h"
 #include "data/read_stamps.h"
+#include "data/safetensors.h"
 #include "data/json_file.h"
 #include "data/path_overlap.h"
 #include "data/token_rows.h"
@@ -255,4 +256,25 @@ TEST_CASE("launcher variables are range-checked as the flags they stand for") {
   CHECK(error_of<Error>([] { shard_from_environment(); }).find("RANK=-1") != std::string::npos);
   ::setenv("RANK", "3", 1);
   CHECK(shard_from_environment().shard_index == 3);
+}
+
+TEST_CASE("a safetensors file that shrinks after it was opened gives an error, not SIGBUS") {
+  // #55 class 6: weights are read with pread, never through a mapping (a truncated mapped page is SIGBUS).
+  TempDir dir("shrink_safetensors");
+  const fs::path st = dir.path / "model.safetensors";
+  fs::copy_file(test::source_path("tests/fixtures/official/fox_pro/model.safetensors"), st);
+  SafetensorsFile file(st.string());
+  REQUIRE(!file.entries().empty());
+  std::string name, last;
+  uint64_t end = 0;
+  for (const auto& [n, e] : file.entries()) {
+    if (name.empty()) name = n;
+    if (e.end > end) end = e.end, last = n;
+  }
+  const at::Tensor before = file.read(name);  // readable while whole
+  CHECK(before.numel() > 0);
+  REQUIRE(::truncate(st.c_str(), 64) == 0);
+  const std::string err = error_of<Error>([&] { file.read(last); });
+  CHECK(err.find("model.safetensors: tensor " + last) != std::string::npos);
+  CHECK(err.find("the file ended at byte") != std::string::npos);
 }
