@@ -51,7 +51,7 @@ inline std::vector<int64_t> parse_int_list(const std::string& s, const std::stri
     const char c = s[i];
     if (c == ',') {
       if (v.empty() || item_due)
-        throw Error(fmt::format("{}: empty item before the comma at character {} of '{}'", flag, i, s.substr(0, 40)));
+        throw Error(fmt::format("{}: empty list item before the comma at character {} of '{}'", flag, i, s.substr(0, 40)));
       item_due = true;
       ++i;
       continue;
@@ -69,7 +69,7 @@ inline std::vector<int64_t> parse_int_list(const std::string& s, const std::stri
     item_due = false;
     i += used;
   }
-  if (item_due) throw Error(fmt::format("{}: empty item after the last comma of '{}'", flag, s.substr(0, 40)));
+  if (item_due) throw Error(fmt::format("{}: empty list item after the last comma of '{}'", flag, s.substr(0, 40)));
   return v;
 }
 

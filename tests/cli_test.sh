@@ -75,8 +75,8 @@ fi
 expect_ok "generate" "$FOXEVAL" generate --model $fox --prompt-ids 1,2,3 --max-new-tokens 5 --json
 grep -q '"generated_ids"' "$tmp/out" && ok || bad "generate --json prints generated_ids"
 expect_error "generate bad ids" "--prompt-ids" "$FOXEVAL" generate --model $fox --prompt-ids 1,x --max-new-tokens 5
-expect_error "generate empty id item" "empty item" "$FOXEVAL" generate --model $fox --prompt-ids 1,,3 --max-new-tokens 5
-expect_error "generate trailing comma" "empty item" "$FOXEVAL" generate --model $fox --prompt-ids 1,2, --max-new-tokens 5
+expect_error "generate empty id item" "empty list item" "$FOXEVAL" generate --model $fox --prompt-ids 1,,3 --max-new-tokens 5
+expect_error "generate trailing comma" "empty list item" "$FOXEVAL" generate --model $fox --prompt-ids 1,2, --max-new-tokens 5
 
 # Regression check against the committed baseline of the default run.
 "$FOXEVAL" loss --model $fox --data data/default/tokens.npy --bos-id 0 --out "$tmp/default.json" >/dev/null 2>&1
