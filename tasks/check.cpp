@@ -10,6 +10,7 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "tasks/identity.h"
+#include "tasks/metric_direction.h"
 
 namespace foxeval {
 namespace {
@@ -98,27 +99,6 @@ void flatten(const nlohmann::json& j, const std::string& path, std::vector<std::
     }
   }
   // strings and nulls are not metrics (predictions are judged by the scores they get)
-}
-
-bool glob_match(const std::string& pattern, const std::string& s) {
-  // '*' matches any run of characters; everything else matches itself.
-  size_t p = 0, i = 0, star = std::string::npos, mark = 0;
-  while (i < s.size()) {
-    if (p < pattern.size() && pattern[p] == s[i] && pattern[p] != '*') {
-      ++p;
-      ++i;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = i;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      i = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
 }
 
 std::string last_component(const std::string& metric) {

@@ -6,26 +6,6 @@
 namespace foxeval {
 namespace {
 
-// '*' matches any run of characters (also '/'); everything else matches itself.
-bool glob(const std::string& pattern, const std::string& s) {
-  size_t p = 0, i = 0, star = std::string::npos, mark = 0;
-  while (i < s.size()) {
-    if (p < pattern.size() && pattern[p] != '*' && pattern[p] == s[i]) {
-      ++p, ++i;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = i;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      i = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 // First match wins. The sources: lm-eval 0.4.4's higher_is_better of each metric (acc, acc_norm
 // up; perplexity, word/byte perplexity, bits_per_byte down), the paper's tables (loss down,
 // LongBench scores up), the NIAH 1-10 score and recall (up).
@@ -63,12 +43,31 @@ Direction metric_direction(const std::string& metric) {
   else if (m.rfind(prefix, 0) == 0)
     return Direction::None;  // ids, weights, n, aggregation
   for (const auto& [pattern, d] : rules())
-    if (glob(pattern, m)) return d;
+    if (glob_match(pattern, m)) return d;
   return Direction::None;
 }
 
 const char* direction_name(Direction d) {
   return d == Direction::Higher ? "higher" : d == Direction::Lower ? "lower" : "none";
+}
+
+bool glob_match(const std::string& pattern, const std::string& s) {
+  size_t p = 0, i = 0, star = std::string::npos, mark = 0;
+  while (i < s.size()) {
+    if (p < pattern.size() && pattern[p] != '*' && pattern[p] == s[i]) {
+      ++p, ++i;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = i;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      i = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
 }
 
 }  // namespace foxeval

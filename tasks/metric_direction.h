@@ -15,5 +15,8 @@ enum class Direction { Higher, Lower, None };
 Direction metric_direction(const std::string& metric);
 // "higher", "lower", "none".
 const char* direction_name(Direction d);
+// '*' matches any run of characters; everything else matches itself (the metric patterns of the
+// direction rules and of `check`'s tolerances).
+bool glob_match(const std::string& pattern, const std::string& s);
 
 }  // namespace foxeval
