@@ -19,7 +19,9 @@ const std::vector<std::pair<const char*, Direction>>& rules() {
       {"*acc_norm,*", Direction::Higher},
       {"*/acc", Direction::Higher},
       {"*/acc_norm", Direction::Higher},
-      {"scores/*", Direction::Higher},              // LongBench (and LongBench-E's buckets)
+      {"scores/*", Direction::Higher},              // LongBench (and LongBench-E's buckets), RULER's tasks
+      {"ruler/*", Direction::Higher},               // RULER: the group's mean per length
+      {"categories/*", Direction::Higher},          // RULER's categories per length
       {"mean", Direction::Higher},                  // NIAH: the grid mean, per length and per depth
       {"judge/mean", Direction::Higher},
       {"mean_by_*/mean", Direction::Higher},

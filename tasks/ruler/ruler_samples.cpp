@@ -23,9 +23,7 @@ namespace foxeval::ruler {
 
 namespace {
 
-std::string ruler_tasks_json() {
-  return find_resource({"the RULER task definitions", "tasks/ruler/ruler_tasks.json", {}, "FOXEVAL_RULER_DIR", "ruler_tasks.json"});
-}
+std::string ruler_tasks_json() { return ruler_tasks_path(); }
 
 std::vector<std::string> group_order() {
   const nlohmann::json j = read_json(ruler_tasks_json());
@@ -35,6 +33,10 @@ std::vector<std::string> group_order() {
 }
 
 }  // namespace
+
+std::string ruler_tasks_path() {
+  return find_resource({"the RULER task definitions", "tasks/ruler/ruler_tasks.json", {}, "FOXEVAL_RULER_DIR", "ruler_tasks.json"});
+}
 
 std::vector<std::string> available_tasks() {
   const NiahDefinition def = load_niah_definition(ruler_tasks_json());

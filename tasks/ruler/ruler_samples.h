@@ -21,6 +21,9 @@ struct SamplesSettings {
   std::string out_path;
 };
 
+// ruler_tasks.json (the definitions), found as a resource ($FOXEVAL_RULER_DIR, the source tree, ...).
+std::string ruler_tasks_path();
+
 // The tasks this build generates, in the group's order (ruler.yaml): the eight NIAH tasks,
 // ruler_vt and ruler_cwe, the group's first ten.
 std::vector<std::string> available_tasks();

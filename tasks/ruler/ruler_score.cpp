@@ -13,7 +13,7 @@
 #include "data/jsonl_objects.h"
 #include "data/resources.h"
 #include "tasks/result_file.h"
-#include "tasks/ruler/ruler_metrics.h"
+#include "tasks/ruler/ruler_results.h"
 
 namespace foxeval::ruler {
 
@@ -42,7 +42,6 @@ nlohmann::json score_predictions(const ScoreSettings& s) {
   const nlohmann::json defs = read_json(
       find_resource({"the RULER task definitions", "tasks/ruler/ruler_tasks.json", {}, "FOXEVAL_RULER_DIR", "ruler_tasks.json"}));
   const nlohmann::json& scoring = defs.at("scoring");
-  const std::set<std::string> part_tasks = scoring.at("part_tasks").get<std::set<std::string>>();
 
   std::map<std::pair<std::string, int64_t>, std::string> predictions;
   const std::vector<nlohmann::json> preds = read_jsonl(s.predictions_path);
@@ -53,9 +52,8 @@ nlohmann::json score_predictions(const ScoreSettings& s) {
       throw Error(fmt::format("{}: a second prediction for {} doc_id {}", where, key.first, key.second));
   }
 
-  // Each task's doc scores by max_length, in doc order (aggregate_metrics sums left to right).
-  std::map<std::string, std::map<int64_t, std::vector<double>>> per_task;
-  std::vector<std::string> task_order;
+  // Each doc's score, in doc order (aggregate_metrics sums left to right).
+  std::vector<ScoredDoc> scored;
   const std::vector<nlohmann::json> docs = read_jsonl(s.samples_path);
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string where = fmt::format("{} line {}", s.samples_path, i + 1);
@@ -68,36 +66,14 @@ nlohmann::json score_predictions(const ScoreSettings& s) {
     auto it = predictions.find({task, doc_id});
     if (it == predictions.end())
       throw Error(fmt::format("{}: no prediction for {} doc_id {} in {}", where, task, doc_id, s.predictions_path));
-    const double score = part_tasks.count(task) ? string_match_part(it->second, outputs) : string_match_all(it->second, outputs);
+    scored.push_back({task, max_length, doc_id, score_doc(task, it->second, outputs, scoring)});
     predictions.erase(it);
-    if (!per_task.count(task)) task_order.push_back(task);
-    per_task[task][max_length].push_back(score);
   }
   if (!predictions.empty())
     throw Error(fmt::format("{}: a prediction for {} doc_id {} has no doc in {}", s.predictions_path,
                             predictions.begin()->first.first, predictions.begin()->first.second, s.samples_path));
   if (docs.empty()) throw Error(s.samples_path + ": no docs");
 
-  nlohmann::ordered_json scores, ruler, categories;
-  std::set<int64_t> lengths;
-  for (const std::string& t : task_order)
-    for (const auto& [L, v] : per_task[t]) {
-      scores[t][std::to_string(L)] = aggregate_metrics(v);
-      lengths.insert(L);
-    }
-  // The group's score at a length: the unweighted mean over the tasks that have docs there.
-  auto mean_over = [&](const std::vector<std::string>& tasks, int64_t L) -> std::optional<double> {
-    std::vector<double> v;
-    for (const std::string& t : tasks)
-      if (per_task.count(t) && per_task[t].count(L)) v.push_back(aggregate_metrics(per_task[t][L]));
-    if (v.empty()) return std::nullopt;
-    return aggregate_metrics(v);
-  };
-  for (int64_t L : lengths) {
-    ruler[std::to_string(L)] = *mean_over(task_order, L);
-    for (const auto& [cat, tasks] : scoring.at("categories").items())
-      if (auto m = mean_over(tasks.get<std::vector<std::string>>(), L)) categories[std::to_string(L)][cat] = *m;
-  }
   nlohmann::json identity = {{"task", "ruler"},
                              {"samples", s.samples_path},
                              {"samples_digest", "sha256:" + sha256_file(s.samples_path)},
@@ -106,10 +82,9 @@ nlohmann::json score_predictions(const ScoreSettings& s) {
                              {"scoring", "lm-eval 0.4.13 string_match_all / string_match_part, aggregate_metrics"}};
   nlohmann::json result = result_header("ruler", identity,
                                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  result["kind"] = "foxeval-ruler";
   result["docs"] = docs.size();
-  result["scores"] = nlohmann::json::parse(scores.dump());
-  result["ruler"] = nlohmann::json::parse(ruler.dump());
-  result["categories"] = nlohmann::json::parse(categories.dump());
+  result.update(aggregate_scores(scored, scoring));
   if (!s.out_path.empty()) write_json_atomic(s.out_path, result);
   return result;
 }
