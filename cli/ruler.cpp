@@ -101,6 +101,10 @@ CommandRegistrar ruler_command([](CLI::App& root) {
   run->add_option("--max-length", r->max_length,
                   "keep the last N - max_gen_toks prompt tokens, as lm-eval's HFLM with max_length=N (default: no truncation)")
       ->check(int_range(2, kMaxContextTokens));
+  run->add_option("--max-gen-toks", r->max_gen_toks,
+                  "new tokens at most for every task, as lm-eval's --gen_kwargs max_gen_toks=N (default: each task's YAML: "
+                  "128 NIAH, 30 ruler_vt, 120 ruler_cwe)")
+      ->check(int_range(1, kMaxContextTokens));
   add_run_options(run, r->run);
   add_generation_options(run, r->generation);
   add_shard_options(run, *shards, "documents", "journal (OUT.journal.jsonl)");

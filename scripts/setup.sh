@@ -55,12 +55,12 @@ if [ $# -eq 0 ]; then
   # only what it imports, nltk (Punkt) with its `regex`, wonderwords, NumPy, tiktoken (the GPT-2 BPE for
   # the stand-in tokenizer). CI reads the goldens and does not run these.
   RULER_VENV="${RULER_VENV:-/opt/ruler-venv}"
-  if ! "$RULER_VENV/bin/python" -c 'import nltk, regex, wonderwords, numpy, lm_eval, packaging, tiktoken' 2>/dev/null; then
+  if ! "$RULER_VENV/bin/python" -c 'import nltk, regex, wonderwords, numpy, lm_eval, packaging, tiktoken, yaml' 2>/dev/null; then
     echo "[setup] creating $RULER_VENV (RULER test tooling)" >&2
     $SUDO "$PY" -m venv "$RULER_VENV"
     $SUDO "$RULER_VENV/bin/pip" install -q --no-deps lm-eval==0.4.13
     $SUDO "$RULER_VENV/bin/pip" install -q nltk==3.10.4 regex==2026.11.19 wonderwords==3.0.1 numpy==2.4.6 tqdm packaging \
-      tiktoken==0.14.0
+      tiktoken==0.14.0 pyyaml==6.0.2
   fi
 fi
 

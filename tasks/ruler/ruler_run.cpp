@@ -50,6 +50,7 @@ nlohmann::json identity(const RunSettings& s, const std::vector<std::pair<std::s
                        {"lengths", lengths},
                        {"limit", s.limit},
                        {"max_length", s.max_length},
+                       {"max_gen_toks", s.max_gen_toks},
                        {"dtype", s.run.dtype},
                        {"device_type", c10::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
   id.update(model_identity(s.samples.model_dir, model.info()));
@@ -101,6 +102,7 @@ nlohmann::json run_ruler(const RunSettings& s) {
   std::map<std::string, TaskGeneration> gen;
   for (const std::string& t : tasks) {
     gen[t] = task_generation(defs, t);
+    if (s.max_gen_toks > 0) gen[t].max_gen_toks = s.max_gen_toks;
     if (s.max_length != 0 && s.max_length <= gen[t].max_gen_toks)
       throw Error(fmt::format("--max-length {}: must be more than {}'s max_gen_toks ({})", s.max_length, t, gen[t].max_gen_toks));
   }

@@ -26,6 +26,7 @@ struct RunSettings {
   std::string out_path;
   int64_t limit = 0;       // > 0: the first N docs of each task at each length
   int64_t max_length = 0;  // > 0: HFLM's left truncation to max_length - max_gen_toks prompt tokens
+  int64_t max_gen_toks = 0;  // > 0: every task's max_gen_toks (lm-eval's --gen_kwargs max_gen_toks=N)
   RunOptions run;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
