@@ -3,7 +3,7 @@
 # vocabulary): the docs of `ruler samples` (equal to lm-eval's, tests/cli_ruler_test.sh) sent as lm-eval
 # sends them (input + target_delimiter + gen_prefix, BOS, JSON-escaped GPT-2 BPE: checked against
 # tiktoken), scored as `ruler score` scores the same predictions; a run stopped and resumed equals one
-# uninterrupted, two processes (--nproc-per-node 2) equal one; its table, plot, report and compare.
+# uninterrupted, two processes (--nproc-per-node 2) and two shards merged equal one; its table, plot, report and compare.
 # Usage: tests/cli_ruler_run_test.sh path/to/foxeval   (run from the repository root)
 PY=.venv/bin/python
 . "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
@@ -74,10 +74,14 @@ $PY -c 'import json,sys; r,s=(json.load(open(p)) for p in sys.argv[1:3]); assert
 [ $rc -eq 3 ] && [ -s "$tmp/k.json.journal.jsonl" ] && [ ! -e "$tmp/k.json" ] && ok || { bad "--stop-after: exit 3 and a journal (rc $rc)"; cat "$tmp/err" >&2; }
 expect_ok "resume" "$FOXEVAL" "${run[@]}" --out "$tmp/k.json" --resume
 expect_ok "2 processes" "$FOXEVAL" --nproc-per-node 2 "${run[@]}" --out "$tmp/n.json"
-$PY - "$tmp/r.json" "$tmp/k.json" "$tmp/n.json" <<'PYEOF' && ok || bad "resumed and 2-process runs equal the uninterrupted one"
+for i in 0 1; do
+  expect_ok "shard $i" "$FOXEVAL" "${run[@]}" --num-shards 2 --shard-index $i --out "$tmp/p$i.json"
+done
+expect_ok "merge" "$FOXEVAL" merge --out "$tmp/m.json" "$tmp/p0.json" "$tmp/p1.json"
+$PY - "$tmp/r.json" "$tmp/k.json" "$tmp/n.json" "$tmp/m.json" <<'PYEOF' && ok || bad "resumed, 2-process and 2-shard runs equal the uninterrupted one"
 import json, sys
-r, k, n = (json.load(open(p)) for p in sys.argv[1:4])
-for other in (k, n):
+r, k, n, m = (json.load(open(p)) for p in sys.argv[1:5])
+for other in (k, n, m):
     for key in ["samples", "scores", "ruler", "categories", "per_item", "identity"]:
         assert other[key] == r[key], key
 PYEOF
