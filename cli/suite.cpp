@@ -78,7 +78,8 @@ void run_command(CLI::App* cmd, SuiteArgs& a) {
     s.stop_at = a.stop_after.substr(0, colon);
     s.stop_after = parse_int_list(a.stop_after.substr(colon + 1), "--stop-after").at(0);
   }
-  if (!a.resume && fs::is_directory(a.out) && !fs::is_empty(a.out))
+  // Rank 0 alone looks (the other ranks of a distributed run may find its first files already there).
+  if (!a.resume && distributed_from_environment().rank == 0 && fs::is_directory(a.out) && !fs::is_empty(a.out))
     throw Error(fmt::format("--out {}: the folder holds files (an earlier suite run?): --resume continues it, or give "
                             "another folder",
                             a.out));

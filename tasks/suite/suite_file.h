@@ -14,6 +14,7 @@
 //   tasks:                            # in order; each writes OUT/{label}/{name}.json
 //     - task: niah                    # a registered task (tasks/suite/suite_registry.h)
 //       name: niah-easy               # optional: the output's name (default: the task's); unique
+//       models: [fox]                 # optional: the labels it runs for (default: every model)
 //       mode: easy                    # the rest: the task command's flags without "--"
 //       lengths: [1000, 4100]
 #pragma once

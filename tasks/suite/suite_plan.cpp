@@ -108,8 +108,20 @@ SuitePlan make_plan(const SuiteText& t, const PlanOverrides& o) {
       throw Error(t.source.at(p + "/name", fmt::format("tasks[{}].name '{}': letters, digits, '.', '_' and '-' only", i, name)));
     if (!names.insert(name).second)
       throw Error(t.source.at(p, fmt::format("tasks[{}]: a second output named '{}' (give the entries different name:s)", i, name)));
+    std::vector<std::string> only;
+    if (e.contains("models")) {
+      const nlohmann::json& ms = e["models"];
+      if (!ms.is_array() || ms.empty())
+        throw Error(t.source.at(p + "/models", fmt::format("tasks[{}].models: a list of model labels", i)));
+      for (const auto& l : ms) {
+        if (!l.is_string() || !labels.count(l.get<std::string>()))
+          throw Error(t.source.at(p + "/models", fmt::format("tasks[{}].models: {} is not a model's label (labels: {})", i,
+                                                             l.dump(), fmt::join(labels, ", "))));
+        only.push_back(l.get<std::string>());
+      }
+    }
     TaskSettings settings(e, p, &t.source, base);
-    SuiteEntry entry{task, name, (*prepare)(settings, plan.cap)};
+    SuiteEntry entry{task, name, only, (*prepare)(settings, plan.cap)};
     settings.finish();
     entry.prepared.inputs = settings.inputs();
     for (const NamedPath& in : settings.inputs()) plan.inputs.push_back(in);

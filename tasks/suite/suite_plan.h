@@ -22,6 +22,7 @@ struct SuiteModel {
 
 struct SuiteEntry {
   std::string task, name;  // name: the output's name under OUT/{label}/ (default: the task's)
+  std::vector<std::string> models;  // the labels it runs for (models: [a, b]); empty: every model
   PreparedTask prepared;
 };
 

@@ -62,7 +62,7 @@ std::vector<std::string> registered_tasks() {
 TaskSettings::TaskSettings(nlohmann::json entry, std::string pointer, const SourceLines* source, std::string base_dir)
     : entry_(std::move(entry)), pointer_(std::move(pointer)), base_dir_(std::move(base_dir)), source_(source) {
   // Keys the suite itself reads from an entry.
-  read_ = {"task", "name"};
+  read_ = {"task", "name", "models"};
 }
 
 std::string TaskSettings::where(const std::string& key) const {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -53,14 +54,19 @@ std::string result_file(const std::string& label, const SuiteEntry& e) {
 
 nlohmann::json run_suite(const SuitePlan& plan, const SuiteRunSettings& s) {
   const auto t0 = std::chrono::steady_clock::now();
-  const size_t total = plan.models.size() * plan.tasks.size();
+  const auto runs_for = [](const SuiteEntry& e, const std::string& label) {
+    return e.models.empty() || std::find(e.models.begin(), e.models.end(), label) != e.models.end();
+  };
+  size_t total = 0;
+  for (const SuiteModel& m : plan.models)
+    for (const SuiteEntry& e : plan.tasks) total += runs_for(e, m.label);
   size_t index = 0;
   nlohmann::json models = nlohmann::json::array(), tasks = nlohmann::json::array();
   std::vector<std::string> files, labels;
   for (const SuiteModel& m : plan.models) {
     // A model whose tasks are all finished is not loaded at all.
     bool all_done = s.resume;
-    for (const SuiteEntry& e : plan.tasks) all_done = all_done && finished(s.out_dir, m.label, e);
+    for (const SuiteEntry& e : plan.tasks) all_done = all_done && (!runs_for(e, m.label) || finished(s.out_dir, m.label, e));
     std::unique_ptr<CausalLM> model;
     double load_s = 0;
     if (!all_done) {
@@ -75,6 +81,7 @@ nlohmann::json run_suite(const SuitePlan& plan, const SuiteRunSettings& s) {
                       {"model_digest", model_digest(resolve_model_dir(m.model)).digest},
                       {"load_s", load_s}});
     for (const SuiteEntry& e : plan.tasks) {
+      if (!runs_for(e, m.label)) continue;
       ++index;
       const std::string out = output_path(s.out_dir, m.label, e);
       const std::string what = fmt::format("{}/{}", m.label, e.name);
