@@ -9,7 +9,8 @@ cd .deps
 pkgs="libfmt-dev libfmt9 nlohmann-json3-dev libcli11-dev doctest-dev libre2-dev libre2-9
       libblosc-dev libblosc1 libsnappy1v5 liblz4-1 libzstd1
       libcurl4-openssl-dev libcurl4 libldap-2.5-0 libssh2-1
-      libzip-dev libzip4 python3-jieba"
+      libzip-dev libzip4 python3-jieba libyaml-cpp-dev libyaml-cpp0.7"
+# libyaml-cpp: `foxeval suite` files (YAML), its shared library only needs libc/libstdc++.
 # libzip: LongBench's data.zip read in place. python3-jieba: only its data files (dict.txt, the
 # finalseg tables) are read, by the Chinese LongBench metrics; unpack it and set FOXEVAL_JIEBA_DIR.
 # libcurl (the NIAH judge): Debian's libcurl.so.4 needs libldap-2.5.so.0/liblber-2.5.so.0 and

@@ -3,7 +3,7 @@
 # Usage: scripts/setup.sh [TARGET...]   (CMake targets; default: all of them, tests included.
 #        scripts/quickstart.sh builds only `foxeval`, scripts/test.sh everything.)
 #   Debian packages: compilers, CMake/Ninja, CLI11, nlohmann/json, re2, fmt, doctest, blosc,
-#   libcurl (the NIAH judge's HTTP client), libzip (LongBench's data.zip), libssl-dev (OpenSSL's
+#   libcurl (the NIAH judge's HTTP client), libzip (LongBench's data.zip), yaml-cpp (suite files), libssl-dev (OpenSSL's
 #   SHA-256 for the content digests of models and data), python3-jieba (the
 #   dictionary and HMM tables LongBench's Chinese metrics segment with; read at run time).
 #   LibTorch: from PyPI's torch wheel (2.11, CUDA 13) in .venv/, plus test tooling.
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 pkgs="build-essential cmake ninja-build pkg-config python3-venv libfmt-dev nlohmann-json3-dev libcli11-dev
-      doctest-dev libre2-dev libblosc-dev libcurl4-openssl-dev libzip-dev libssl-dev python3-jieba"
+      doctest-dev libre2-dev libblosc-dev libcurl4-openssl-dev libzip-dev libssl-dev python3-jieba libyaml-cpp-dev"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

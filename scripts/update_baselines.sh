@@ -8,4 +8,12 @@ tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 "$here/scripts/e2e_tasks.sh" "$tmp" "${1:-$here/build/foxeval}"
 cp "$tmp/loss.json" "$here/results/baseline/default-loss.json"
 for kind in niah longbench lm_eval; do cp "$tmp/$kind.json" "$here/results/baseline/e2e-$kind.json"; done
+# The smoke suite (tests/cli_suite_test.sh `suite check`s against it): suite.json and the result
+# files it lists (a longbench folder's run.json, not its official prediction files).
+"${1:-$here/build/foxeval}" suite run --preset smoke -o "$tmp/suite" >/dev/null
+dest="$here/results/baseline/suite-smoke"
+rm -rf "$dest" && mkdir -p "$dest"
+cp "$tmp/suite/suite.json" "$dest/"
+python3 -c 'import json,sys; [print(t["result"]) for t in json.load(open(sys.argv[1]))["tasks"]]' "$tmp/suite/suite.json" |
+  while read -r f; do mkdir -p "$dest/$(dirname "$f")" && cp "$tmp/suite/$f" "$dest/$f"; done
 git -C "$here" --no-pager diff --stat -- results/baseline/ || true

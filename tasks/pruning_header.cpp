@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <map>
 
 #include "data/errors.h"
 
@@ -38,7 +39,29 @@ nlohmann::json pruning_counts(const PruningStats& s) {
           {"decode_keys", s.decode_keys}};
 }
 
-nlohmann::json pruning_counts(const CausalLM* model) { return model ? pruning_counts(model->pruning_stats()) : nullptr; }
+namespace {
+std::map<const CausalLM*, PruningStats>& pruning_origins() {
+  static std::map<const CausalLM*, PruningStats> origins;
+  return origins;
+}
+}  // namespace
+
+void set_pruning_origin(const CausalLM* model) {
+  if (model) pruning_origins()[model] = model->pruning_stats();
+}
+
+nlohmann::json pruning_counts(const CausalLM* model) {
+  if (!model) return nullptr;
+  PruningStats s = model->pruning_stats();
+  auto it = pruning_origins().find(model);
+  if (it != pruning_origins().end()) {
+    s.key_blocks -= it->second.key_blocks;
+    s.key_blocks_skipped -= it->second.key_blocks_skipped;
+    s.decode_keys -= it->second.decode_keys;
+    s.decode_keys_skipped -= it->second.decode_keys_skipped;
+  }
+  return pruning_counts(s);
+}
 
 nlohmann::json add_pruning_counts(const nlohmann::json& a, const nlohmann::json& b) {
   if (a.is_null()) {

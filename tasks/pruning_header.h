@@ -19,6 +19,10 @@ namespace foxeval {
 nlohmann::json pruning_counts(const CausalLM* model);
 nlohmann::json pruning_counts(const PruningStats& stats);
 
+// From now on pruning_counts(model) counts from the model's present counts: a model loaded once and
+// run by several tasks (foxeval suite) gives each task's header only that task's pruning.
+void set_pruning_origin(const CausalLM* model);
+
 // The sum of two such counts (null + x = x). Throws Error for counts that are not such an object
 // (naming the field) or of other tolerances.
 nlohmann::json add_pruning_counts(const nlohmann::json& a, const nlohmann::json& b);

@@ -181,10 +181,11 @@ nlohmann::json run_babilong(const RunSettings& s) {
       prompts.push_back(std::move(p));
     }
   std::fprintf(stderr, "[babilong] %zu documents: %zu task x length splits\n", prompts.size(), splits.size());
-  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
+  CausalLM* model = s.model ? s.model : loaded.get();
 
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model.get();
+  rs.model = model;
   Runner runner(rs, "babilong", identity(s, splits, *model, tok), items);
   // Batches of 4 x --batch-size documents to the scheduler, longest first (as longbench: the
   // scheduler's slots stay busy; an answer depends on its prompt and its bucket's slot count only).

@@ -33,6 +33,8 @@ struct RunSettings {
   int64_t num_shards = 1, shard_index = 0;
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted) after this many documents
   GenerateUntilOptions generation;
+  // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
+  CausalLM* model = nullptr;
 };
 
 // The splits to run: each task at each length the dataset has it at (qa6-qa20: 0k). Without

@@ -152,7 +152,8 @@ nlohmann::json run_gates(const GatesSettings& s) {
     doc_len = static_cast<int64_t>(text_ids.size());
     source = {{"text", digest_paths({s.text_path})}, {"tokens", doc_len}};
   }
-  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
+  CausalLM* model = s.model ? s.model : loaded.get();
   const ModelInfo& info = model->info();
   const DecayInfo decay = model->decay_info();
   nlohmann::json identity = {{"source", source},
@@ -171,7 +172,7 @@ nlohmann::json run_gates(const GatesSettings& s) {
   if (decay.kind != "none")
     for (int64_t d = 0; d < num_docs; ++d) items.push_back({fmt::format("doc_{}", d), static_cast<double>(doc_len)});
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model.get();  // header.pruning
+  rs.model = model;  // header.pruning
   Runner runner(rs, "inspect-gates", identity, items);
   const auto start = std::chrono::steady_clock::now();
   int64_t docs_this_run = 0, tokens_this_run = 0;

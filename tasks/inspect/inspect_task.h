@@ -27,6 +27,8 @@ struct GatesSettings {
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
   RunOptions run;
+  // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
+  CausalLM* model = nullptr;
 };
 
 // Default --tokens of --data: 8 documents of LongCrawl64's 65536 tokens.

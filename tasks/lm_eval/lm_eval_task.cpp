@@ -269,7 +269,8 @@ json run_lm_eval(const LmEvalSettings& s) {
   std::vector<TaskDocs> tasks;
   for (const TaskConfig& c : configs) tasks.push_back(load_task_docs(c, s.data_dir, s.limit, s.limit_fraction));
 
-  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
+  CausalLM* model = s.model ? s.model : loaded.get();
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
 
   std::vector<WorkItem> items;
@@ -285,7 +286,7 @@ json run_lm_eval(const LmEvalSettings& s) {
     for (size_t d = 0; d < tasks[t].docs.size(); ++d) item_doc.emplace_back(t, d);
 
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model.get();  // header.pruning
+  rs.model = model;  // header.pruning
   Runner run(rs, "lm-eval", make_identity(s, *model, tasks), items);
 
   LoglikelihoodOptions opt;

@@ -54,6 +54,8 @@ struct LmEvalSettings {
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
   int64_t stop_after_docs = -1;  // interrupt (exit 3, resumable) after this many documents
+  // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
+  CausalLM* model = nullptr;
 };
 
 // Runs the tasks and writes the result (or this shard's part). Throws RunInterrupted (tasks/runner.h)

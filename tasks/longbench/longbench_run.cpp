@@ -57,7 +57,8 @@ nlohmann::json run_longbench(const RunSettings& s) {
   // Data and prompts first: a bad record fails before the model is loaded.
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
   const PromptSet set = build_prompt_set(s.prompts, tok);
-  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
+  CausalLM* model = s.model ? s.model : loaded.get();
 
   std::vector<WorkItem> items;
   items.reserve(set.prompts.size());
@@ -66,7 +67,7 @@ nlohmann::json run_longbench(const RunSettings& s) {
                      static_cast<double>(p.ids.size() + static_cast<size_t>(generation_length(s, set.config, p.task)))});
 
   RunnerSettings rs{(fs::path(s.out_dir) / "run.json").string(), s.resume, s.num_shards, s.shard_index};
-  rs.model = model.get();  // header.pruning
+  rs.model = model;  // header.pruning
   Runner runner(rs, "longbench", identity(s, set, *model, tok), items);
 
   // Records are handed out in batches (Runner::claim_batch: longest first; in a distributed run

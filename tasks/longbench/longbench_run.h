@@ -23,6 +23,8 @@ struct RunSettings {
   int64_t max_new_tokens = 0;   // > 0: caps dataset2maxlen (for quick checks; recorded in the identity)
   int64_t stop_after = -1;      // >= 0: stop (as if interrupted) after this many records
   GenerateUntilOptions generation;  // the scheduler's batch, memory and CUDA-graph settings
+  // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
+  CausalLM* model = nullptr;
 };
 
 // Runs (or resumes) and returns what the runner wrote: the result, or this shard's part. With one

@@ -318,7 +318,8 @@ nlohmann::json run_loss(const LossSettings& s) {
   const int64_t seq_len = data.seq_len;
   const std::vector<Window>& windows = data.windows;
   const int64_t num_windows = static_cast<int64_t>(windows.size());
-  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
+  CausalLM* model = s.model ? s.model : loaded.get();
   if (s.bos_id < 0 || s.bos_id >= model->info().vocab_size)
     throw Error(fmt::format("--bos-id {} is outside the vocabulary of {} (size {})", s.bos_id, s.model_dir,
                             model->info().vocab_size));
@@ -331,7 +332,7 @@ nlohmann::json run_loss(const LossSettings& s) {
     items.push_back({fmt::format("windows_{}_{}", first, first + n), static_cast<double>(n * seq_len)});
   }
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model.get();  // header.pruning
+  rs.model = model;  // header.pruning
   rs.save_every_seconds = s.save_every_seconds;
   Runner run(rs, "loss", identity(s, *model, data), items, loss_reducer());
 

@@ -41,6 +41,8 @@ struct LossSettings {
   // jobs with a time limit, and for testing resume. A later --resume continues.
   int64_t stop_after_windows = 0;
   RunOptions run;
+  // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
+  CausalLM* model = nullptr;
 };
 
 // Sums of per-token losses per position, in 32.32 fixed point: each fp32 loss is rounded to a

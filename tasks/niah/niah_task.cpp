@@ -100,7 +100,8 @@ nlohmann::json run_sweep(const RunSettings& s) {
     prompts.push_back(builder.prompt_ids(c.length, c.depth));
     items.push_back({item_id(c.length, c.depth), static_cast<double>(prompts.back().size() + s.max_new_tokens)});
   }
-  std::unique_ptr<CausalLM> model = load_model(s.model_dir, s.run);
+  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
+  CausalLM* model = s.model ? s.model : loaded.get();
   const ModelInfo& info = model->info();
   nlohmann::json identity = {
       {"mode", r.mode.name},
@@ -116,7 +117,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
   identity.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
 
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model.get();  // header.pruning
+  rs.model = model;  // header.pruning
   Runner runner(rs, "niah", identity, items);
   if (!s.pred_dir.empty()) make_folder(s.pred_dir, "--pred-dir");
 

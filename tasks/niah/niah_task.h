@@ -43,6 +43,8 @@ struct RunSettings {
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
   RunOptions run;
+  // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
+  CausalLM* model = nullptr;
 };
 
 // The whole sweep. Throws RunInterrupted (tasks/runner.h) on a signal or --stop-after.

@@ -1,0 +1,106 @@
+// The tasks `foxeval suite` can run, each registered with one line from its own folder:
+//
+//   // tasks/niah/niah_suite.cpp
+//   const suite::TaskRegistrar niah_suite("niah", [](suite::TaskSettings& t) {
+//     niah::RunSettings s;                       // the task command's settings, read from the entry
+//     s.haystack_dir = t.required_path("haystack");
+//     ...
+//     return suite::PreparedTask{".json", "", [s](const suite::TaskContext& c) mutable {
+//       s.model_dir = c.model_dir; s.model = c.model; ...; niah::run_sweep(s); }};
+//   });
+//
+// A suite entry's keys are the task command's flags without "--" (`max-new-tokens: 24`), read
+// into the same settings struct the command fills, so OUT/{label}/{name}.json is what the command
+// writes with those flags (tests/cli_suite_test.sh holds them equal). Files named *_suite.cpp are
+// linked into each binary as objects (CMakeLists.txt), so their registrars always run.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "data/path_overlap.h"
+#include "models/model.h"
+#include "tasks/suite/suite_file.h"
+
+namespace foxeval::suite {
+
+// One task entry's settings as its task reads them. Every reader names the file, line and field
+// in its errors; finish() refuses the keys no reader took (a misspelled flag must not run as the default).
+class TaskSettings {
+ public:
+  // `entry`: the task's mapping; `pointer`: where it is ("/tasks/2"); `base_dir`: the suite file's folder.
+  TaskSettings(nlohmann::json entry, std::string pointer, const SourceLines* source, std::string base_dir);
+
+  bool has(const std::string& key) const;
+  std::string text(const std::string& key, const std::string& fallback);
+  std::string required_text(const std::string& key);
+  // A path relative to the suite file's folder ("" when absent); recorded as an input.
+  std::string path(const std::string& key);
+  std::string required_path(const std::string& key);
+  // A path, or `word` as it is (lm-eval's --data hf).
+  std::string path_or(const std::string& key, const std::string& word, const std::string& fallback);
+  int64_t integer(const std::string& key, int64_t fallback, int64_t min = std::numeric_limits<int64_t>::min(),
+                  int64_t max = std::numeric_limits<int64_t>::max());
+  double number(const std::string& key, double fallback, double min = -1e300, double max = 1e300);
+  bool flag(const std::string& key, bool fallback);
+  // A list ([1, 2]) or the flag's text ("1,2"); empty when absent.
+  std::vector<int64_t> integers(const std::string& key);
+  std::vector<std::string> texts(const std::string& key);
+  // The list joined with ',' as the command's flag takes it ("" when absent).
+  std::string joined(const std::string& key);
+
+  // "FILE:LINE: tasks[2].KEY" for messages; fail() throws Error with it and `what`.
+  std::string where(const std::string& key) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  void finish() const;
+
+  const std::vector<NamedPath>& inputs() const { return inputs_; }
+
+ private:
+  const nlohmann::json* get(const std::string& key);
+  nlohmann::json entry_;
+  std::string pointer_, base_dir_;
+  const SourceLines* source_;
+  std::set<std::string> read_;
+  std::vector<NamedPath> inputs_;
+};
+
+// What a prepared task runs with, given by the suite at run time.
+struct TaskContext {
+  std::string label;      // the model's label
+  std::string model_dir;  // what the command's --model would get (a folder or a repo id)
+  CausalLM* model = nullptr;  // loaded once by the suite for all its tasks
+  RunOptions run;         // device, dtype (resolved), pruning tolerance
+  std::string out_path;   // OUT/{label}/{name}.json, or the folder OUT/{label}/{name} (PreparedTask::out)
+  bool resume = false;
+  int64_t num_shards = 1, shard_index = 0;
+  int64_t stop_after = -1;  // >= 0: stop (exit 3, resumable) after this many items: the kill test's hook
+};
+
+struct PreparedTask {
+  // The output beside OUT/{label}/{name}: ".json" (a file), or "" (a folder, as longbench's --out).
+  std::string out_suffix = ".json";
+  // Inside a folder output: the result file tables and checks read ("run.json"); "" for a file output.
+  std::string result_in_folder;
+  std::function<void(const TaskContext&)> run;
+  std::vector<NamedPath> inputs;  // filled by the suite from TaskSettings::inputs()
+};
+
+// Reads an entry's settings (throwing on a bad one, before any model loads) and returns the run.
+// `cap` > 0: the suite's cap on documents/records/cells (each task applies it to what it counts).
+using TaskPrepare = std::function<PreparedTask(TaskSettings& settings, int64_t cap)>;
+
+struct TaskRegistrar {
+  TaskRegistrar(const std::string& task, TaskPrepare prepare);
+};
+
+// nullptr when no task of that name is registered.
+const TaskPrepare* find_task(const std::string& task);
+std::vector<std::string> registered_tasks();
+
+}  // namespace foxeval::suite

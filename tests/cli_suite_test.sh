@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# `foxeval suite run --preset smoke` (two models, every suite task, the bundled and test data) end to
+# end on the CPU: the folder's layout; held against the committed baseline by `suite check`
+# (results/baseline/suite-smoke, remade by scripts/update_baselines.sh); each result equal to what
+# the task's own command writes with the same settings; stopped and resumed == one run; two
+# processes (--nproc-per-node 2) == one; bad suite files refused naming the file, line and field.
+# Usage: tests/cli_suite_test.sh path/to/foxeval   (run from the repository root)
+PY=.venv/bin/python
+. "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
+shared=../shared
+[ -d "$shared/fixtures/trained/fox_pro_tiny_pg" ] || { echo "cli_suite_test: $shared is missing" >&2; exit 1; }
+export OMP_NUM_THREADS=1  # two busy cores; the bits do not depend on it
+results() { (cd "$1" && find . -name '*.json' ! -name suite.json | sort); }
+# A result without what says when and how long: the numbers, the identity and the settings.
+core() { $PY -c 'import json,sys
+r=json.load(open(sys.argv[1])); h=r.pop("header",{}); r.pop("this_run",None)
+print(json.dumps([r, h.get("settings"), h.get("task")], sort_keys=True))' "$1"; }
+# exact A B: every metric of A equals B's to the bit, the settings the same (models and data by
+# content; timings and where files lie are not compared: tasks/check.h).
+exact() { "$FOXEVAL" check "$1" --baseline "$2" --atol 0 --rtol 0 >/dev/null 2>&1; }
+same_folders() {  # same_folders A B: every result of A equals B's (core)
+  local f
+  [ "$(results "$1")" = "$(results "$2")" ] || { echo "results differ: $(results "$1") vs $(results "$2")" >&2; return 1; }
+  for f in $(results "$1"); do exact "$1/$f" "$2/$f" || { echo "differs: $f" >&2; return 1; }; done
+}
+
+# ---- one run of the preset ----
+expect_ok "suite run --preset smoke" "$FOXEVAL" suite run --preset smoke -o "$tmp/a"
+cp "$tmp/err" "$tmp/a.err"
+for f in suite.json tables.md tables.tex tables.csv report.html fox_pro_official/loss.json fox_pro_trained/niah.json \
+         fox_pro_trained/longbench/run.json fox_pro_trained/lm-eval.json fox_pro_trained/babilong.json \
+         fox_pro_official/inspect-gates.json; do
+  [ -s "$tmp/a/$f" ] && ok || bad "suite run wrote $f"
+done
+grep -q "^\[suite\] 8/8 fox_pro_trained/inspect-gates" "$tmp/a.err" && grep -q "^\[suite\] 8 tasks of 2 models" "$tmp/a.err" \
+  && ok || bad "progress per task and overall on stderr"
+[ "$(grep -c '^\[foxeval\] model ' "$tmp/a.err")" -eq 2 ] && ok || bad "each model loaded once (one announcement per model)"
+$PY - "$tmp/a/suite.json" <<'PYEOF' && ok || bad "suite.json: models, digests, tasks, timings"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["kind"] == "foxeval-suite" and s["header"]["task"] == "suite"
+assert [m["label"] for m in s["models"]] == ["fox_pro_official", "fox_pro_trained"]
+assert all(m["model_digest"].startswith("sha256:") for m in s["models"])
+assert len(s["tasks"]) == 8 and all(t["status"] == "ran" and t["wall_s"] >= 0 for t in s["tasks"])
+PYEOF
+grep -qF "fox\\_pro\\_trained" "$tmp/a/tables.md" && grep -qF "| *n* |" "$tmp/a/tables.md" && ok || bad "tables.md: a row per model, n"
+
+# ---- against the committed baseline ----
+expect_ok "suite check against the baseline" "$FOXEVAL" suite check "$tmp/a" --baseline results/baseline/suite-smoke
+grep -q "8 results" "$tmp/out" && ok || bad "suite check: one summary over the 8 results"
+cp -r "$tmp/a" "$tmp/moved"
+$PY - "$tmp/moved/fox_pro_trained/lm-eval.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1])); r["results"]["piqa"]["acc,none"] += 0.5; json.dump(r, open(sys.argv[1], "w"))
+PYEOF
+"$FOXEVAL" suite check "$tmp/moved" --baseline "$tmp/a" >"$tmp/out" 2>&1; [ $? -eq 1 ] && grep -q "results/piqa/acc,none" "$tmp/out" \
+  && ok || bad "suite check: a moved metric exits 1, named"
+rm "$tmp/moved/fox_pro_trained/niah.json"
+"$FOXEVAL" suite check "$tmp/moved" --baseline "$tmp/a" >"$tmp/out" 2>&1; [ $? -eq 1 ] && grep -q "fox_pro_trained/niah.json *missing" "$tmp/out" \
+  && ok || bad "suite check: a missing result exits 1 naming it"
+
+# ---- each result is what the task's own command writes ----
+cpu=(--device cpu --dtype float32)
+tr=$shared/fixtures/trained/fox_pro_tiny_pg
+expect_ok "niah run" "$FOXEVAL" niah run "${cpu[@]}" --model $tr --haystack $shared/data/PaulGrahamEssays --mode standard \
+  --lengths 400 --depths 0,100 --max-new-tokens 8 --out "$tmp/cmd/niah.json"
+expect_ok "lm-eval run" "$FOXEVAL" lm-eval run "${cpu[@]}" --model $tr --data tests/fixtures/lm_eval/data \
+  --tasks wikitext,piqa,arc_easy --limit 2 --max-length 256 --out "$tmp/cmd/lm-eval.json"
+expect_ok "loss" "$FOXEVAL" loss "${cpu[@]}" --model tests/fixtures/official/fox_pro --data data/default/tokens.npy --bos-id 0 \
+  --seq-len 512 --out "$tmp/cmd/loss.json"
+expect_ok "longbench run" "$FOXEVAL" longbench run "${cpu[@]}" --model $tr --data tests/fixtures/longbench/data --tasks qasper,trec \
+  --limit 1 --max-length 600 --max-new-tokens 8 --out "$tmp/cmd/longbench"
+for pair in fox_pro_trained/niah.json:niah.json fox_pro_trained/lm-eval.json:lm-eval.json \
+            fox_pro_official/loss.json:loss.json fox_pro_trained/longbench/run.json:longbench/run.json; do
+  exact "$tmp/a/${pair%%:*}" "$tmp/cmd/${pair##*:}" && [ "$(core "$tmp/a/${pair%%:*}" | wc -c)" -gt 100 ] && ok || bad "suite's ${pair%%:*} equals the command's"
+done
+
+# ---- stopped in the middle of a task, resumed: the same bits ----
+"$FOXEVAL" suite run --preset smoke -o "$tmp/b" --stop-after fox_pro_trained/lm-eval:2 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 3 ] && ls "$tmp/b/fox_pro_trained/" | grep -q "lm-eval.json.journal" && ok || { bad "--stop-after: exit 3, the journal kept"; cat "$tmp/err" >&2; }
+expect_ok "suite run --resume" "$FOXEVAL" suite run --preset smoke -o "$tmp/b" --resume
+grep -q "fox_pro_official/loss: finished earlier, skipped" "$tmp/err" && ok || bad "--resume skips finished tasks"
+[ "$(grep -c '^\[foxeval\] model ' "$tmp/err")" -eq 1 ] && ok || bad "--resume loads only the model with work left"
+same_folders "$tmp/a" "$tmp/b" && ok || bad "stopped and resumed == one run"
+expect_error "an --out in use needs --resume" "--resume continues it" "$FOXEVAL" suite run --preset smoke -o "$tmp/b"
+
+# ---- two processes == one ----
+expect_ok "suite run on 2 processes" "$FOXEVAL" --nproc-per-node 2 suite run --preset smoke -o "$tmp/c"
+same_folders "$tmp/a" "$tmp/c" && ok || bad "--nproc-per-node 2 == 1"
+
+# ---- bad suite files: exit 2, file, line and field ----
+bad_suite() {  # bad_suite NAME TEXT-IN-STDERR YAML
+  printf '%s\n' "$3" >"$tmp/s.yaml"
+  "$FOXEVAL" suite run "$tmp/s.yaml" -o "$tmp/x" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "$2" "$tmp/err" && ok || { bad "$1 (exit $rc)"; cat "$tmp/err" >&2; }
+}
+head='models: [{label: m, path: '$(pwd)'/tests/fixtures/official/fox_pro}]'
+bad_suite "unknown task setting" "s.yaml:5: tasks[0].lenghts: not a setting of task 'niah'" "$head
+tasks:
+  - task: niah
+    haystack: /tmp
+    lenghts: [400]"
+bad_suite "unknown task" "s.yaml:3: tasks[0].task 'nope' is not a suite task" "$head
+tasks:
+  - task: nope"
+bad_suite "wrong type" "s.yaml:5: tasks[0].max-new-tokens: expected an integer" "$head
+tasks:
+  - task: niah
+    haystack: /tmp
+    max-new-tokens: many"
+bad_suite "an unset var" "has no value in this file: give --set data=VALUE" "vars: {data: null}
+$head
+tasks:
+  - {task: loss, data: \"\${data}\", seq-len: 8}"
+bad_suite "not YAML" "not valid YAML" "models: [
+tasks: : :"
+bad_suite "a duplicate label" "the label 'm' is given twice" "models: [{label: m, path: a}, {label: m, path: b}]
+tasks: [{task: loss, data: x, seq-len: 8}]"
+expect_error "--out inside an input" "is inside the input" "$FOXEVAL" suite run --preset smoke -o "$shared/data/PaulGrahamEssays/out"
+expect_error "an unknown preset" "no such preset (known: " "$FOXEVAL" suite run --preset nope -o "$tmp/y"
+expect_error "paper needs its data" "give --set longcrawl=VALUE" "$FOXEVAL" suite run --preset paper --model a=tests/fixtures/official/fox_pro -o "$tmp/y"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
