@@ -15,6 +15,7 @@
 #include "data/tokenizer.h"
 #include "tasks/ruler/niah.h"
 #include "tasks/ruler/ruler_data.h"
+#include "tasks/ruler/ruler_samples.h"
 #include "tasks/ruler/cwe.h"
 #include "tasks/ruler/fwe.h"
 #include "tasks/ruler/qa.h"
@@ -185,4 +186,38 @@ TEST_CASE("ruler_fwe: word counts are the truncated num_words * k**-2 / zeta(2);
   CHECK(ruler::fwe_counts(-10, 3, 2.0) == std::vector<int64_t>{-6, -1, 0});
   CHECK_THROWS_WITH_AS(ruler::fwe_counts(ruler::kFweVerifiedWords + 1, 3, 2.0), doctest::Contains("verified"), foxeval::Error);
   CHECK_THROWS_AS(ruler::fwe_counts(10, 3, 1.5), foxeval::Error);
+}
+
+TEST_CASE("ruler samples: a task list at 16384 tokens equals lm-eval 0.4.13's (tests/fixtures/ruler/long_goldens.jsonl)") {
+  const std::vector<json> goldens = read_goldens(kFix + "long_goldens.jsonl");
+  ruler::SamplesSettings s;
+  s.haystack_dir = kFix + "haystack";
+  s.words_dir = kFix + "wonderwords";
+  s.punkt_dir = kFix + "nltk_data/tokenizers/punkt_tab/english";
+  s.squad_path = kFix + "qa";
+  s.hotpot_path = kFix + "qa";
+  for (const json& g : goldens) s.tasks.push_back(g["task"]);
+  REQUIRE(s.tasks.size() == 7);
+  s.lengths = {16384};
+  const auto docs = ruler::generate_samples(s);
+  size_t i = 0;
+  for (const json& g : goldens) {
+    for (const json& w : g["docs"]) {
+      REQUIRE(i < docs.size());
+      const auto& [task, d] = docs[i++];
+      CAPTURE(task);
+      CAPTURE(d.index);
+      REQUIRE(task == g["task"]);
+      REQUIRE(d.max_length == 16384);
+      REQUIRE(w[0] == d.index);
+      REQUIRE(w[1] == d.length);
+      std::string outs;
+      for (size_t k = 0; k < d.outputs.size(); ++k) outs += (k ? "\x1f" : "") + d.outputs[k];
+      const std::string text = d.input + std::string(1, '\0') + outs + std::string(1, '\0') + d.gen_prefix + std::string(1, '\0') +
+                               d.input_example.value_or("");
+      REQUIRE(w[2] == foxeval::sha256_hex(text).substr(0, 16));
+    }
+  }
+  CHECK(i == docs.size());
+  CHECK(i == 3500);
 }

@@ -22,6 +22,9 @@ Writes under tests/fixtures/ruler/:
                                documents few enough that 4096 tokens hold all of them (lm-eval's
                                branch that shuffles its cached document list in place)
   qa_goldens.jsonl             ruler_qa_squad's then ruler_qa_hotpot's docs, built after ruler_fwe
+With --long (after the above, on the same data): long_goldens.jsonl, the tasks of LONG_TASKS built as
+lm-eval builds that task list (fresh seeds, the group's order) at LONG_LENGTH tokens, one line per
+task: {"task", "docs": [[index, length, digest], ...]} (long_digest; the inputs are 60 KB each).
 
 How lm-eval is run without its network and heavy dependencies: `transformers.AutoTokenizer` is a
 stand-in returning the checkpoints' tokenizer (JSONGPT2Tokenizer with add_bos_token=True: BOS 50256,
@@ -45,6 +48,8 @@ import types
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIX = os.path.join(ROOT, "tests", "fixtures", "ruler")
 LENGTHS = [1024, 4096]
+LONG_LENGTH = 16384
+LONG_TASKS = ["niah_single_2", "niah_multikey_3", "ruler_vt", "ruler_cwe", "ruler_fwe", "ruler_qa_squad", "ruler_qa_hotpot"]
 NIAH_TASKS = ["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
               "niah_multikey_3", "niah_multiquery", "niah_multivalue"]
 
@@ -198,6 +203,32 @@ def compact(doc):
     return d
 
 
+def long_digest(d):
+    """The first 16 hex digits of SHA-256 over input, outputs, gen_prefix and input_example
+    (NUL between fields, 0x1F between outputs): tests/test_ruler_niah.cpp computes the same."""
+    text = "\0".join([d["input"], "\x1f".join(d["outputs"]), d["gen_prefix"], d.get("input_example", "")])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def long_goldens(niah_utils, vt_utils, cwe_utils, fwe_utils, qa_utils):
+    import numpy as np
+    random.seed(0)
+    np.random.seed(1234)
+    build = {"ruler_vt": vt_utils.get_vt_dataset, "ruler_cwe": cwe_utils.get_cw_dataset, "ruler_fwe": fwe_utils.fwe_download,
+             "ruler_qa_squad": qa_utils.get_squad, "ruler_qa_hotpot": qa_utils.get_hotpotqa}
+    n = 0
+    with open(os.path.join(FIX, "long_goldens.jsonl"), "w", encoding="utf-8") as f:
+        for task in LONG_TASKS:
+            get = build.get(task) or getattr(niah_utils, task)
+            docs = []
+            for d in get(max_seq_lengths=[LONG_LENGTH], pretrained="fixture")["test"]:
+                assert d["max_length"] == LONG_LENGTH
+                docs.append([d["index"], d["length"], long_digest(d)])
+            f.write(json.dumps({"task": task, "docs": docs}) + "\n")
+            n += len(docs)
+    print(f"wrote {n} docs at {LONG_LENGTH} tokens")
+
+
 def main():
     write_synthetic_data(random.Random(5353))
     write_qa_data(random.Random(5252))
@@ -249,6 +280,13 @@ def main():
             for d in docs:
                 f.write(json.dumps({"task": task, "doc": compact(d)}, ensure_ascii=False) + "\n")
             out += docs
+    if "--long" in sys.argv:
+        # A fresh process state is what a second lm-eval run has: the QA lists' cache too.
+        # and cwe_utils' module Random(42) as its import makes it.
+        import importlib
+        qa_utils.read_squad.cache_clear(), qa_utils.read_hotpotqa.cache_clear()
+        cwe_utils = importlib.reload(cwe_utils)
+        long_goldens(niah_utils, vt_utils, cwe_utils, fwe_utils, qa_utils)
     print(f"wrote {len(out)} docs; lm-eval {lm_eval.__version__}, "
           f"python {sys.version.split()[0]}, numpy {np.__version__}")
 
