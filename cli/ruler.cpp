@@ -37,7 +37,9 @@ void add_samples_options(CLI::App* cmd, ruler::SamplesSettings& s, std::string& 
   cmd->add_option("--haystack", s.haystack_dir, "folder of .txt essays for the essay tasks (default: baber/paul_graham_essays from the Hugging Face caches)");
   cmd->add_option("--words", s.words_dir, "folder with wonderwords' nounlist.txt, adjectivelist.txt, verblist.txt (default: the installed package's)");
   cmd->add_option("--punkt", s.punkt_dir, "nltk's punkt_tab/english folder (default: found under $NLTK_DATA, ~/nltk_data, ...)");
-  cmd->add_option("--tasks", tasks, "tasks in the order lm-eval builds them, e.g. niah_single_1,niah_single_2 (default: the group's tasks this build generates: the eight NIAH tasks, ruler_vt, ruler_cwe)");
+  cmd->add_option("--squad", s.squad_path, "SQuAD v2 dev (dev-v2.0.json, or its folder) for ruler_qa_squad (default: $FOXEVAL_RULER_DATA, ~/.cache/foxeval/ruler)");
+  cmd->add_option("--hotpot", s.hotpot_path, "HotpotQA dev-distractor (hotpot_dev_distractor_v1.json, or its folder) for ruler_qa_hotpot (default: as --squad)");
+  cmd->add_option("--tasks", tasks, "tasks in the order lm-eval builds them, e.g. niah_single_1,niah_single_2 (default: the group's 13, in ruler.yaml's order)");
   cmd->add_option("--lengths", lengths, "max_seq_lengths in tokens, e.g. 4096,8192 (default 4096)");
 }
 
@@ -103,7 +105,7 @@ CommandRegistrar ruler_command([](CLI::App& root) {
       ->check(int_range(2, kMaxContextTokens));
   run->add_option("--max-gen-toks", r->max_gen_toks,
                   "new tokens at most for every task, as lm-eval's --gen_kwargs max_gen_toks=N (default: each task's YAML: "
-                  "128 NIAH, 30 ruler_vt, 120 ruler_cwe)")
+                  "128 NIAH, 30 ruler_vt, 120 ruler_cwe, 50 ruler_fwe, 32 QA)")
       ->check(int_range(1, kMaxContextTokens));
   add_run_options(run, r->run);
   add_generation_options(run, r->generation);

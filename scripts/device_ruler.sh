@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine: `foxeval ruler run` on a random 760M FoX (Pro) (bf16 weights; the bundled GPT-2
 # tokenizer sizes the haystacks) at 4k, 8k, 16k and 32k, a few docs of every task at each length
-# (LIMIT, default 8: 80 docs a length), one run per length so each has its own wall time; then
+# (LIMIT, default 8: 104 docs a length over the 13 tasks), one run per length so each has its own wall time; then
 # `bench generate` at the same prompt lengths for the memory-bandwidth bound of decoding. The data
-# are the committed synthetic fixtures (tests/fixtures/ruler: essays, word lists, Punkt parameters):
+# are the committed synthetic fixtures (tests/fixtures/ruler: essays, word lists, Punkt parameters,
+# SQuAD/HotpotQA files):
 # the speed does not depend on the words, and ../shared does not travel to the GPU machine.
 # A random model rarely stops early, so nearly every doc generates its task's max_gen_toks.
 # Usage: scripts/device_ruler.sh OUTDIR   (carry .deps)
@@ -19,7 +20,7 @@ device_build_or_exit "$out" foxeval
 ckpt=/tmp/ckpt-fox_pro
 [ -f "$ckpt/model.safetensors" ] || python3 "$here/scripts/make_random_checkpoint.py" fox_pro "$ckpt" --bf16 >/dev/null || exit 1
 F="$here/tests/fixtures/ruler"
-data=(--haystack "$F/haystack" --words "$F/wonderwords" --punkt "$F/nltk_data/tokenizers/punkt_tab/english")
+data=(--haystack "$F/haystack" --words "$F/wonderwords" --punkt "$F/nltk_data/tokenizers/punkt_tab/english" --squad "$F/qa" --hotpot "$F/qa")
 limit="${LIMIT:-8}"
 for L in 4096 8192 16384 32768; do
   echo "== ruler run at $L (limit $limit)"

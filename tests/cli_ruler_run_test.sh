@@ -97,6 +97,31 @@ grep -q 'id="figure-ruler"' "$tmp/r.html" && ok || bad "report: the RULER figure
 expect_ok "compare" "$FOXEVAL" compare "$tmp/r.json" "$tmp/k.json"
 grep -q "scores/ruler_vt/1024 | higher | 2 |" "$tmp/out" && ok || { bad "compare pairs the docs"; cat "$tmp/out" >&2; }
 
+# The group's last three tasks through the run: lm-eval's prompts (fwe and QA join with " "), 50 and 32
+# new tokens at most, the QA category and the mean over the tasks run.
+expect_ok "run fwe + QA" "$FOXEVAL" ruler run --model $trained --squad $F/qa --hotpot $F/qa --tasks ruler_fwe,ruler_qa_squad,ruler_qa_hotpot \
+  --lengths 1024 --limit 1 --batch-size 3 --device cpu --out "$tmp/q.json"
+expect_ok "samples fwe + QA" "$FOXEVAL" ruler samples --squad $F/qa --hotpot $F/qa --tasks ruler_fwe,ruler_qa_squad,ruler_qa_hotpot \
+  --lengths 1024 --out "$tmp/qdocs.jsonl"
+$PY - "$tmp/q.json" "$tmp/qdocs.jsonl" <<'PYEOF' && ok || bad "fwe + QA: prompts as lm-eval builds them, scores, categories"
+import json, sys
+import tiktoken, tiktoken.load
+from tiktoken_ext.openai_public import r50k_pat_str
+r = json.load(open(sys.argv[1]))
+docs = {(d["task"], d["doc_id"]): d["doc"] for d in map(json.loads, open(sys.argv[2], encoding="utf-8"))}
+ranks = tiktoken.load.data_gym_to_mergeable_bpe_ranks(vocab_bpe_file="data/gpt2/vocab.bpe", encoder_json_file="data/gpt2/encoder.json")
+enc = tiktoken.Encoding(name="gpt2", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256})
+s = r["samples"]
+assert [x["task"] for x in s] == ["ruler_fwe", "ruler_qa_squad", "ruler_qa_hotpot"]
+for x in s:
+    d = docs[(x["task"], x["doc_id"])]
+    assert 1 <= x["new_tokens"] <= (50 if x["task"] == "ruler_fwe" else 32), (x["task"], x["new_tokens"])
+    prompt = d["input"] + " " + d["gen_prefix"]
+    assert x["prompt_tokens"] == 1 + len(enc.encode(json.dumps(prompt)[1:-1])), (x["task"], x["prompt_tokens"])
+assert set(r["categories"]["1024"]) == {"aggregation", "QA"}
+assert abs(r["ruler"]["1024"] - sum(x["score"] for x in s) / 3) < 1e-15
+PYEOF
+
 expect_error "unknown task" "--tasks: 'ruler_nope' is not a RULER task" "$FOXEVAL" ruler run "${docs[@]/ruler_cwe/ruler_nope}" --out "$tmp/x.json"
 expect_error "max-length below max_gen_toks" "--max-length 100: must be more than niah_single_1's max_gen_toks (128)" \
   "$FOXEVAL" ruler run "${docs[@]}" --max-length 100 --out "$tmp/x.json"

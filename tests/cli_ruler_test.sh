@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# `foxeval ruler samples` end to end: the eight NIAH tasks, ruler_vt and ruler_cwe at 1024/4096 tokens
-# equal lm-eval 0.4.13's docs (tests/fixtures/ruler/{niah,vt,cwe}_goldens.jsonl, made by lm-eval's own generator on the same
-# synthetic essays, word lists and punkt_tab: tests/tools/ruler_goldens.py), a task subset keeps the
+# `foxeval ruler samples` end to end: the group's 13 tasks at 1024/4096 tokens equal lm-eval 0.4.13's
+# docs (tests/fixtures/ruler/{niah,vt,cwe,fwe,qa}_goldens.jsonl, made by lm-eval's own generator on the same
+# synthetic essays, word lists, punkt_tab and SQuAD/HotpotQA files: tests/tools/ruler_goldens.py), a task subset keeps the
 # group's stream, and every missing piece of data exits 2 naming where it looked; `ruler score`
 # aggregates given predictions per task, length, category and the group.
 # Usage: tests/cli_ruler_test.sh path/to/foxeval   (run from the repository root)
 PY=.venv/bin/python
 . "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 F=tests/fixtures/ruler
-data=(--haystack $F/haystack --words $F/wonderwords --punkt $F/nltk_data/tokenizers/punkt_tab/english)
+data=(--haystack $F/haystack --words $F/wonderwords --punkt $F/nltk_data/tokenizers/punkt_tab/english
+      --squad $F/qa --hotpot $F/qa/hotpot_dev_distractor_v1.json)
 
 # The docs, field by field; the golden keeps the full input of each index 0 and the SHA-256 of all.
 compare() {  # compare SAMPLES.jsonl [FIRST_TASK]: the samples equal the goldens from FIRST_TASK's first line on
@@ -16,7 +17,7 @@ compare() {  # compare SAMPLES.jsonl [FIRST_TASK]: the samples equal the goldens
 import hashlib, json, sys
 got = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
 want = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
-for more in ["vt_goldens", "cwe_goldens"]:
+for more in ["vt_goldens", "cwe_goldens", "fwe_goldens", "qa_goldens"]:
     want += [json.loads(l) for l in open(sys.argv[2].replace("niah_goldens", more), encoding="utf-8")]
 if sys.argv[3]:
     want = [w for w in want if w["task"] == sys.argv[3]]
@@ -37,9 +38,14 @@ for g, w in zip(got, want):
 PYEOF
 }
 
-expect_ok "samples: 8 NIAH tasks + ruler_vt + ruler_cwe x 1024/4096" "$FOXEVAL" ruler samples "${data[@]}" --lengths 1024,4096 --out "$tmp/all.jsonl"
-compare "$tmp/all.jsonl" && ok || bad "the eight NIAH tasks, ruler_vt and ruler_cwe equal lm-eval's docs"
-grep -q "ruler_cwe           4096 tokens: 500 docs" "$tmp/err" && ok || bad "per task and length counts on stderr"
+expect_ok "samples: the group's 13 tasks x 1024/4096" "$FOXEVAL" ruler samples "${data[@]}" --lengths 1024,4096 --out "$tmp/all.jsonl"
+compare "$tmp/all.jsonl" && ok || bad "the 13 tasks equal lm-eval's docs"
+grep -q "ruler_cwe           4096 tokens: 500 docs" "$tmp/err" && grep -q "ruler_qa_hotpot     4096 tokens: 500 docs" "$tmp/err" \
+  && ok || bad "per task and length counts on stderr"
+# The QA tasks alone (built last in the group, their stream differs) read the same files: a folder
+# or the file itself.
+expect_ok "samples: QA alone" "$FOXEVAL" ruler samples --squad $F/qa/dev-v2.0.json --hotpot $F/qa --tasks ruler_qa_squad,ruler_qa_hotpot --lengths 1024 --out "$tmp/qa.jsonl"
+[ "$(wc -l < "$tmp/qa.jsonl")" -eq 1000 ] && ok || bad "QA alone: 500 docs per task"
 
 # Alone, niah_single_1 is the group's first task: the same docs as in the group.
 expect_ok "samples: one task" "$FOXEVAL" ruler samples "${data[@]}" --tasks niah_single_1 --lengths 1024,4096 --out "$tmp/one.jsonl"
@@ -72,6 +78,16 @@ PYEOF
 expect_ok "samples: essays from the hub cache" env HF_HOME="$tmp/hf" HF_HUB_CACHE= HF_DATASETS_CACHE= "$FOXEVAL" ruler samples \
   --words $F/wonderwords --punkt $F/nltk_data/tokenizers/punkt_tab/english --tasks niah_single_1,niah_single_2 --lengths 1024,4096 --out "$tmp/hub.jsonl"
 head -n 2000 "$tmp/all.jsonl" | cmp -s - "$tmp/hub.jsonl" && ok || bad "essays from the hub cache give the --haystack docs"
+expect_exit2 "no SQuAD file" "curl -L -o $tmp/.cache/foxeval/ruler/dev-v2.0.json https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v2.0.json" \
+  env HOME="$tmp" FOXEVAL_RULER_DATA="$tmp/rd" "$FOXEVAL" ruler samples --tasks ruler_qa_squad --out "$tmp/bad.jsonl"
+grep -qF "$tmp/rd/dev-v2.0.json" "$tmp/err" && ok || bad "the SQuAD error names where it looked"
+expect_exit2 "--hotpot folder without the file" "--hotpot $F/haystack: a folder without hotpot_dev_distractor_v1.json" \
+  "$FOXEVAL" ruler samples --hotpot $F/haystack --tasks ruler_qa_hotpot --out "$tmp/bad.jsonl"
+echo '{"version": "v1.1", "data": [{"title": "t", "paragraphs": [{"context": "c", "qas": [{"question": "q", "answers": []}]}]}]}' > "$tmp/v1.json"
+expect_exit2 "SQuAD v1 file" "data[0].paragraphs[0].qas[0] (a SQuAD v2 file): expected a field 'is_impossible'" \
+  "$FOXEVAL" ruler samples --squad "$tmp/v1.json" --tasks ruler_qa_squad --out "$tmp/bad.jsonl"
+expect_exit2 "fwe below 32 tokens" "ruler_fwe: length 20 is below 32 tokens" \
+  "$FOXEVAL" ruler samples --tasks ruler_fwe --lengths 20 --out "$tmp/bad.jsonl"
 expect_exit2 "haystack not a folder" "--haystack $tmp/none: not a folder" \
   "$FOXEVAL" ruler samples --haystack "$tmp/none" --words $F/wonderwords --tasks niah_single_2 --out "$tmp/bad.jsonl"
 expect_exit2 "no punkt_tab" "python -m nltk.downloader punkt_tab" \
@@ -111,12 +127,14 @@ mean = lambda v: sum(v) / len(v)
 for t, by_len in per.items():
     for L, v in by_len.items():
         assert r["scores"][t][L] == mean(v), (t, L, r["scores"][t][L], mean(v))
-cats = {"NIAH": [t for t in per if t.startswith("niah_")], "multi-hop tracing": ["ruler_vt"], "aggregation": ["ruler_cwe"]}
+# With one prediction per doc, QA's string_match_part (max over the predictions) is string_match_all.
+cats = {"NIAH": [t for t in per if t.startswith("niah_")], "multi-hop tracing": ["ruler_vt"], "aggregation": ["ruler_cwe", "ruler_fwe"],
+        "QA": ["ruler_qa_squad", "ruler_qa_hotpot"]}
+assert len(per) == 13
 for L in ["1024", "4096"]:
     assert r["ruler"][L] == mean([mean(per[t][L]) for t in per]), L
     for c, ts in cats.items():
         assert r["categories"][L][c] == mean([mean(per[t][L]) for t in ts]), (L, c)
-    assert "QA" not in r["categories"][L]
 assert r["task"] == "ruler" and r["docs"] == len(docs) and r["settings"]["samples_digest"].startswith("sha256:")
 PYEOF
 head -n 5 "$tmp/pred.jsonl" > "$tmp/few.jsonl"

@@ -15,9 +15,14 @@
 #include "data/tokenizer.h"
 #include "tasks/ruler/niah.h"
 #include "tasks/ruler/ruler_data.h"
+#include "tasks/ruler/ruler_samples.h"
 #include "tasks/ruler/cwe.h"
+#include "tasks/ruler/fwe.h"
+#include "tasks/ruler/qa.h"
 #include "tasks/ruler/vt.h"
+#include "data/python/py_repr.h"
 #include "data/content_digest.h"
+#include "data/errors.h"
 
 using nlohmann::json;
 namespace ruler = foxeval::ruler;
@@ -64,7 +69,7 @@ void check_doc(const json& want, const std::string& task, const ruler::RulerDoc&
 
 }  // namespace
 
-TEST_CASE("ruler samples: the NIAH tasks, ruler_vt and ruler_cwe equal lm-eval 0.4.13's docs at 1024 and 4096 tokens") {
+TEST_CASE("ruler samples: the 13 tasks of the group equal lm-eval 0.4.13's docs at 1024 and 4096 tokens") {
   const ruler::NiahDefinition def = ruler::load_niah_definition(kSrc + "tasks/ruler/ruler_tasks.json");
   const std::vector<std::string> essay_words = ruler::essay_haystack_words(ruler::read_essay_folder(kFix + "haystack"));
   const std::string ww = ruler::find_wonderwords_dir(kFix + "wonderwords");
@@ -126,4 +131,93 @@ TEST_CASE("ruler samples: the NIAH tasks, ruler_vt and ruler_cwe equal lm-eval 0
   CHECK(c == cwe_goldens.size());
   CHECK(c == 1000);
   CHECK(full_inputs == 2);
+
+  // ruler_fwe next: the same Python stream (its vocabularies), a fresh Random(42) per shuffle.
+  const ruler::FweDefinition fwe = ruler::load_fwe_definition(kSrc + "tasks/ruler/ruler_tasks.json");
+  const std::vector<json> fwe_goldens = read_goldens(kFix + "fwe_goldens.jsonl");
+  size_t f = 0;
+  full_inputs = 0;
+  for (int64_t length : {1024, 4096})
+    for (const ruler::RulerDoc& d : ruler::fwe_samples(fwe, count, length, rng)) {
+      REQUIRE(f < fwe_goldens.size());
+      check_doc(fwe_goldens[f++], "ruler_fwe", d, full_inputs);
+    }
+  CHECK(f == 1000);
+  CHECK(full_inputs == 2);
+
+  // ruler_qa_squad, then ruler_qa_hotpot: the same stream; each keeps its document list's order
+  // across lengths (lm-eval's cached list, shuffled in place when a sample takes all of it).
+  const ruler::QaDefinition qa = ruler::load_qa_definition(kSrc + "tasks/ruler/ruler_tasks.json");
+  const std::vector<json> qa_goldens = read_goldens(kFix + "qa_goldens.jsonl");
+  size_t q = 0;
+  full_inputs = 0;
+  for (const char* name : {"ruler_qa_squad", "ruler_qa_hotpot"}) {
+    ruler::QaData data = std::string(name) == "ruler_qa_squad" ? ruler::read_squad(kFix + "qa/dev-v2.0.json")
+                                                              : ruler::read_hotpotqa(kFix + "qa/hotpot_dev_distractor_v1.json");
+    for (int64_t length : {1024, 4096})
+      for (const ruler::RulerDoc& d : ruler::qa_samples(qa, data, count, length, rng)) {
+        REQUIRE(q < qa_goldens.size());
+        check_doc(qa_goldens[q++], name, d, full_inputs);
+      }
+  }
+  CHECK(q == qa_goldens.size());
+  CHECK(q == 2000);
+  CHECK(full_inputs == 4);
+}
+
+TEST_CASE("ruler: repr(str) and repr(list of str) equal CPython 3.11's over generated strings") {
+  std::ifstream in(kFix + "repr_goldens.json");
+  REQUIRE(in.good());
+  const json cases = json::parse(in);
+  REQUIRE(cases.size() > 1000);
+  std::vector<std::string> all;
+  for (const json& c : cases) {
+    CAPTURE(c[1].get<std::string>());
+    REQUIRE(foxeval::python_str_repr(c[0].get<std::string>()) == c[1].get<std::string>());
+    all.push_back(c[0].get<std::string>());
+  }
+  CHECK(foxeval::python_str_list_repr({}) == "[]");
+  CHECK(foxeval::python_str_list_repr({"a'", "b"}) == "[\"a'\", 'b']");
+}
+
+TEST_CASE("ruler_fwe: word counts are the truncated num_words * k**-2 / zeta(2); beyond the verified range, an error") {
+  // NumPy: (100000 * np.arange(1, 6) ** -2.0 / zeta(2.0)).astype(int) -> [60792, 15198, 6754, 3799, 2431]
+  CHECK(ruler::fwe_counts(100000, 5, 2.0) == std::vector<int64_t>{60792, 15198, 6754, 3799, 2431});
+  CHECK(ruler::fwe_counts(-10, 3, 2.0) == std::vector<int64_t>{-6, -1, 0});
+  CHECK_THROWS_WITH_AS(ruler::fwe_counts(ruler::kFweVerifiedWords + 1, 3, 2.0), doctest::Contains("verified"), foxeval::Error);
+  CHECK_THROWS_AS(ruler::fwe_counts(10, 3, 1.5), foxeval::Error);
+}
+
+TEST_CASE("ruler samples: a task list at 16384 tokens equals lm-eval 0.4.13's (tests/fixtures/ruler/long_goldens.jsonl)") {
+  const std::vector<json> goldens = read_goldens(kFix + "long_goldens.jsonl");
+  ruler::SamplesSettings s;
+  s.haystack_dir = kFix + "haystack";
+  s.words_dir = kFix + "wonderwords";
+  s.punkt_dir = kFix + "nltk_data/tokenizers/punkt_tab/english";
+  s.squad_path = kFix + "qa";
+  s.hotpot_path = kFix + "qa";
+  for (const json& g : goldens) s.tasks.push_back(g["task"]);
+  REQUIRE(s.tasks.size() == 7);
+  s.lengths = {16384};
+  const auto docs = ruler::generate_samples(s);
+  size_t i = 0;
+  for (const json& g : goldens) {
+    for (const json& w : g["docs"]) {
+      REQUIRE(i < docs.size());
+      const auto& [task, d] = docs[i++];
+      CAPTURE(task);
+      CAPTURE(d.index);
+      REQUIRE(task == g["task"]);
+      REQUIRE(d.max_length == 16384);
+      REQUIRE(w[0] == d.index);
+      REQUIRE(w[1] == d.length);
+      std::string outs;
+      for (size_t k = 0; k < d.outputs.size(); ++k) outs += (k ? "\x1f" : "") + d.outputs[k];
+      const std::string text = d.input + std::string(1, '\0') + outs + std::string(1, '\0') + d.gen_prefix + std::string(1, '\0') +
+                               d.input_example.value_or("");
+      REQUIRE(w[2] == foxeval::sha256_hex(text).substr(0, 16));
+    }
+  }
+  CHECK(i == docs.size());
+  CHECK(i == 3500);
 }

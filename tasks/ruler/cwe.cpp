@@ -7,6 +7,7 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "data/python/unicode.h"
+#include "tasks/ruler/sizing.h"
 
 namespace foxeval::ruler {
 
@@ -72,20 +73,10 @@ CweState::CweState(const CweDefinition& def, const std::vector<std::string>& nou
 std::vector<RulerDoc> cwe_samples(const CweDefinition& def, CweState& st, const TokenCounter& count, int64_t max_len,
                                   PythonRandom& rng) {
   const int64_t ttg = def.tokens_to_generate, incremental = def.incremental;
-  int64_t num_words = incremental, total_tokens = 0;
-  while (total_tokens + ttg < max_len) {
-    CweInput io = generate_input_output(def, st, num_words, max_len, rng);
-    total_tokens = static_cast<int64_t>(count(io.example + "\n" + io.input + " " + numbered(io.answer)));
-    if (total_tokens + ttg > max_len) {
-      num_words -= incremental;
-      break;
-    }
-    num_words += incremental;
-    if (num_words > static_cast<int64_t>(st.words.size())) {
-      num_words = static_cast<int64_t>(st.words.size());
-      break;
-    }
-  }
+  const int64_t num_words = grow_to_fit(incremental, max_len - ttg, static_cast<int64_t>(st.words.size()), [&](int64_t n) {
+    const CweInput io = generate_input_output(def, st, n, max_len, rng);
+    return static_cast<int64_t>(count(io.example + "\n" + io.input + " " + numbered(io.answer)));
+  });
   std::vector<RulerDoc> docs;
   for (int index = 0; index < def.num_samples; ++index) {
     int64_t used = num_words, length = 0;

@@ -17,6 +17,8 @@
 #include "data/tokenizer.h"
 #include "tasks/ruler/ruler_data.h"
 #include "tasks/ruler/cwe.h"
+#include "tasks/ruler/fwe.h"
+#include "tasks/ruler/qa.h"
 #include "tasks/ruler/vt.h"
 
 namespace foxeval::ruler {
@@ -42,7 +44,8 @@ std::vector<std::string> available_tasks() {
   const NiahDefinition def = load_niah_definition(ruler_tasks_json());
   std::vector<std::string> out;
   for (const std::string& t : group_order())
-    if (def.tasks.count(t) || t == "ruler_vt" || t == "ruler_cwe") out.push_back(t);
+    if (def.tasks.count(t) || t == "ruler_vt" || t == "ruler_cwe" || t == "ruler_fwe" || t == "ruler_qa_squad" || t == "ruler_qa_hotpot")
+      out.push_back(t);
   return out;
 }
 
@@ -50,6 +53,8 @@ std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSett
   const NiahDefinition def = load_niah_definition(ruler_tasks_json());
   const VtDefinition vt = load_vt_definition(ruler_tasks_json());
   const CweDefinition cwe = load_cwe_definition(ruler_tasks_json());
+  const FweDefinition fwe = load_fwe_definition(ruler_tasks_json());
+  const QaDefinition qa = load_qa_definition(ruler_tasks_json());
   const std::vector<std::string> available = available_tasks();
   const std::vector<std::string> tasks = s.tasks.empty() ? available : s.tasks;
   for (const std::string& t : tasks)
@@ -75,6 +80,13 @@ std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSett
   const std::string ww = find_wonderwords_dir(s.words_dir);
   const std::vector<std::string> adjectives = read_word_list(ww + "/adjectivelist.txt"), nouns = read_word_list(ww + "/nounlist.txt");
   const std::vector<std::string> words = niah_words(adjectives, nouns);
+  // The QA files, read (and checked) before any generation; lm-eval caches each list and keeps
+  // the order its generator leaves it in (qa.h).
+  std::map<std::string, QaData> qa_data;
+  for (const std::string& t : tasks) {
+    if (t == "ruler_qa_squad") qa_data[t] = read_squad(find_qa_file(ruler_tasks_json(), t, s.squad_path));
+    if (t == "ruler_qa_hotpot") qa_data[t] = read_hotpotqa(find_qa_file(ruler_tasks_json(), t, s.hotpot_path));
+  }
   // cwe_utils' import (made by lm-eval whether or not the task runs: its Random(42) is its own).
   CweState cwe_state(cwe, nouns, adjectives, read_word_list(ww + "/verblist.txt"));
 
@@ -90,6 +102,8 @@ std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSett
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<RulerDoc> docs = t == "ruler_vt"    ? vt_samples(vt, count, L, rng, np_rng)
                                    : t == "ruler_cwe" ? cwe_samples(cwe, cwe_state, count, L, rng)
+                                   : t == "ruler_fwe" ? fwe_samples(fwe, count, L, rng)
+                                   : qa_data.count(t) ? qa_samples(qa, qa_data.at(t), count, L, rng)
                                                       : niah_samples(def, def.tasks.at(t), data, count, L, rng);
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "ruler samples: %-16s %7lld tokens: %zu docs (%.2f s)\n", t.c_str(), static_cast<long long>(L), docs.size(), secs);

@@ -16,6 +16,8 @@ struct SamplesSettings {
   std::string haystack_dir;  // folder of .txt essays ("" = baber/paul_graham_essays from the HF caches)
   std::string words_dir;     // wonderwords' lists ("" = the installed package's)
   std::string punkt_dir;     // punkt_tab/english ("" = nltk's search roots)
+  std::string squad_path;    // dev-v2.0.json or its folder ("" = $FOXEVAL_RULER_DATA, ~/.cache/foxeval/ruler)
+  std::string hotpot_path;   // hotpot_dev_distractor_v1.json or its folder (the same default places)
   std::vector<std::string> tasks;  // empty = available_tasks(), in the group's order
   std::vector<int64_t> lengths;    // empty = lm-eval's default (4096)
   std::string out_path;
@@ -24,8 +26,7 @@ struct SamplesSettings {
 // ruler_tasks.json (the definitions), found as a resource ($FOXEVAL_RULER_DIR, the source tree, ...).
 std::string ruler_tasks_path();
 
-// The tasks this build generates, in the group's order (ruler.yaml): the eight NIAH tasks,
-// ruler_vt and ruler_cwe, the group's first ten.
+// The tasks this build generates, in the group's order (ruler.yaml): all 13.
 std::vector<std::string> available_tasks();
 
 // Generates every task at every length (lengths in the order given, as lm-eval's generators loop)

@@ -6,7 +6,9 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/python/py_repr.h"
 #include "data/python/unicode.h"
+#include "tasks/ruler/sizing.h"
 
 namespace foxeval::ruler {
 
@@ -109,13 +111,6 @@ VtInput generate_input_output(const VtDefinition& def, size_t num_noises, bool i
   return io;
 }
 
-// f" {answer}" for a list of str: its repr.
-std::string list_repr(const std::vector<std::string>& xs) {
-  std::string s = " [";
-  for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", '" : "'") + xs[i] + "'";
-  return s + "]";
-}
-
 std::string randomize_icl(const VtDefinition& def, std::string icl, PythonRandom& rng) {
   const std::string tail = def.answer_prefix.substr(def.answer_prefix.size() - 10);
   const size_t cut = icl.find(tail);
@@ -141,16 +136,10 @@ std::vector<RulerDoc> vartrack(const VtDefinition& def, const TokenCounter& coun
     example_tokens = static_cast<int64_t>(count(icl));
   }
   const bool is_icl = !icl_doc;
-  int64_t num_noises = incremental, total_tokens = 0;
-  while (total_tokens + ttg + example_tokens < max_len) {
-    VtInput io = generate_input_output(def, static_cast<size_t>(num_noises), is_icl, rng, np_rng);
-    total_tokens = static_cast<int64_t>(count(io.input + list_repr(io.answer)));
-    if (total_tokens + ttg + example_tokens > max_len) {
-      num_noises -= incremental;
-      break;
-    }
-    num_noises += incremental;
-  }
+  const int64_t num_noises = grow_to_fit(incremental, max_len - ttg - example_tokens, -1, [&](int64_t n) {
+    const VtInput io = generate_input_output(def, static_cast<size_t>(n), is_icl, rng, np_rng);
+    return static_cast<int64_t>(count(io.input + " " + python_str_list_repr(io.answer)));  // f" {answer}"
+  });
   std::vector<RulerDoc> docs;
   for (int index = 0; index < num_samples; ++index) {
     int64_t used = num_noises, length = 0;
