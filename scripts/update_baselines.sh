@@ -6,6 +6,5 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 "$here/scripts/e2e_tasks.sh" "$tmp" "${1:-$here/build/foxeval}"
-cp "$tmp/loss.json" "$here/results/baseline/default-loss.json"
-for kind in niah longbench lm_eval; do cp "$tmp/$kind.json" "$here/results/baseline/e2e-$kind.json"; done
+while IFS=$'\t' read -r baseline result; do cp "$tmp/$result" "$here/results/baseline/$baseline"; done <"$tmp/baselines.tsv"
 git -C "$here" --no-pager diff --stat -- results/baseline/ || true
