@@ -19,7 +19,8 @@ expect_ok "merged == one run" "$TOY" check "$tmp/merged.json" --baseline "$tmp/o
 # Table: its own table; the best score (higher) and the best error (lower) in bold, by its directions.
 expect_ok "run x3" "$TOY" "${run[@]}" --scale 3 --out "$tmp/three.json"
 expect_ok "table" "$TOY" table "$tmp/one.json" "$tmp/three.json" --label "$tmp/one.json=two" --label "$tmp/three.json=three"
-grep -q "Toy task" "$tmp/out" && grep -q "^| two | 7.375 | \*\*0.125\*\* |" "$tmp/out" && grep -q "^| three | \*\*11.06[23]\*\* | 0.188 |" "$tmp/out" \
+grep -q "Toy task" "$tmp/out" && grep -q "^| two | <u>7.375</u> | \*\*0.125\*\* |" "$tmp/out" \
+  && grep -q "^| three | \*\*11.06[23]\*\* | <u>0.188</u> |" "$tmp/out" \
   && ok || { bad "table ranked by the toy's directions"; cat "$tmp/out" >&2; }
 expect_error "the binary without the task" "has no table" "$FOXEVAL" table "$tmp/one.json"
 

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "data/json_file.h"
@@ -105,7 +106,9 @@ TEST_CASE("task definitions: the toy task's results in table, check and merge") 
     CHECK(tables[0].columns[1].lower_is_better);
   }
   SUBCASE("identity: the same numbers in another file pass check; other numbers are other data") {
-    const std::string moved = numbers_file(dir.path, "moved.txt", "1\n2.5\n4\n7.25\n");
+    // The same name in another folder (a file's digest covers its name: tasks/identity.h).
+    std::filesystem::create_directories(dir.path / "moved");
+    const std::string moved = numbers_file(dir.path / "moved", "numbers.txt", "1\n2.5\n4\n7.25\n");
     const std::string moved_out = (dir.path / "moved.json").string();
     run(moved, moved_out);
     const CheckReport same = check_against_baseline(moved_out, one, {});

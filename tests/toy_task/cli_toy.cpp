@@ -26,7 +26,10 @@ CommandRegistrar toy_command([](CLI::App& root) {
     std::fprintf(stderr, "toy: %s\n", s->run.settings.empty() ? "no settings" : s->run.settings.c_str());
     nlohmann::json result;
     run_task("toy run", [&] { result = toy::run_toy(*s); },
-             [&] { std::printf("toy_score\t%.6f\n", result.at("toy_score").get<double>()); });
+             [&] {
+               if (result.contains("toy_score")) std::printf("toy_score\t%.6f\n", result["toy_score"].get<double>());
+               else std::printf("part written to %s\n", s->out_path.c_str());  // a shard's: `foxeval merge`
+             });
   });
 });
 
