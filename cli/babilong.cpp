@@ -48,9 +48,6 @@ void print_table(const nlohmann::json& r) {
   std::printf("\n");
 }
 
-// Its tables and report sections (`foxeval table`, `foxeval report`).
-const results::KindRegistrar babilong_tables(babilong::table_kind);
-
 CommandRegistrar plot_babilong_command([](CLI::App& root) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto labels = std::make_shared<std::vector<std::string>>();

@@ -80,8 +80,6 @@ std::pair<int64_t, int64_t> parse_span(const std::string& s, int64_t T) {
 
 constexpr int64_t kMaxSpan = 512;
 
-const results::KindRegistrar inspect_tables(inspect::table_kind);
-
 CommandRegistrar inspect_command([](CLI::App& root) {
   CLI::App* group = command_group(root, "inspect", "What a checkpoint forgets: its forget gates (decays) and attention maps");
 

@@ -209,9 +209,6 @@ void print_results(const nlohmann::json& result) {
     }
 }
 
-// Its tables and report sections (`foxeval table`, `foxeval report`).
-const results::KindRegistrar lm_eval_tables(lm_eval::table_kind);
-
 CommandRegistrar lm_eval_command([](CLI::App& root) {
   CLI::App* group = command_group(root, "lm-eval", "lm-evaluation-harness 0.4.4 tasks of the paper (zero-shot)");
 

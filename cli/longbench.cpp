@@ -38,9 +38,6 @@ void print_scores(const nlohmann::json& scores) {
   for (auto it = scores.begin(); it != scores.end(); ++it) std::printf("%s\t%s\n", it.key().c_str(), foxeval::python_json_dumps(it.value()).c_str());
 }
 
-// Its tables and report sections (`foxeval table`, `foxeval report`).
-const results::KindRegistrar longbench_tables(longbench::table_kind);
-
 CommandRegistrar longbench_command([](CLI::App& root) {
   CLI::App* group = command_group(root, "longbench", "LongBench / LongBench-E: prompts, run, score (official pred.py/eval.py)");
 

@@ -52,9 +52,6 @@ void print_summary(const nlohmann::json& r) {
                 static_cast<long long>(r["tokens_skipped"].get<int64_t>()));
 }
 
-// Its tables and report sections (`foxeval table`, `foxeval report`).
-const results::KindRegistrar loss_tables(loss::table_kind);
-
 CommandRegistrar loss_command([](CLI::App& root) {
   auto s = std::make_shared<LossSettings>();
   auto shards = std::make_shared<ShardArgs>();

@@ -95,9 +95,6 @@ void add_judge_options(CLI::App* cmd, niah::JudgeSettings& j) {
       ->check(number_range(0.0, 86400.0, true));
 }
 
-// Its tables and report sections (`foxeval table`, `foxeval report`).
-const results::KindRegistrar niah_tables(niah::table_kind);
-
 CommandRegistrar niah_command([](CLI::App& root) {
   CLI::App* group = command_group(root, "niah", "Needle in a haystack: prompts, the sweep, scoring");
 

@@ -51,9 +51,6 @@ void resolve_samples_options(ruler::SamplesSettings& s, const std::string& tasks
   }
 }
 
-// Its tables and report section (`foxeval table`, `foxeval report`).
-const results::KindRegistrar ruler_tables(ruler::table_kind);
-
 CommandRegistrar plot_ruler_command([](CLI::App& root) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto labels = std::make_shared<std::vector<std::string>>();

@@ -12,6 +12,7 @@
 #include "data/cpu_cores.h"
 #include "models/run_options.h"
 #include "tasks/runner.h"
+#include "tasks/task_def.h"
 
 namespace foxeval {
 
@@ -79,12 +80,17 @@ void resolve_run(const CLI::App* cmd, RunOptions& run, int64_t local_rank) {
   const std::string threads = apply_threads(cmd);
   if (!threads.empty()) run.chosen += (run.chosen.empty() ? "" : "; ") + threads;
   run.announce = true;
-  // Where things are, how the run is split or stopped, and how it prints: not settings of the numbers.
-  static const std::set<std::string> not_numbers = {
-      "--model",  "--data",        "--out",       "--haystack",   "--pred-dir",  "--log-samples", "--requests",
-      "--prompt", "--prompt-ids",  "--prompt-file", "--config",   "--resume",    "--stop-after",  "--save-every",
-      "--num-shards", "--shard-index", "--json",  "--device",     "--dtype",     "--log-pruning-tolerance", "--help",
-      "--threads"};  // announced beside the device
+  // Where things are, how the run is split or stopped, and how it prints: not settings of the
+  // numbers. The run machinery's flags and those of the commands that are not tasks (generate,
+  // score) here; each task declares its own (TaskDef::information_flags, tasks/task_def.h).
+  static const std::set<std::string> not_numbers = [] {
+    std::set<std::string> s = {"--model",      "--data",        "--out",    "--resume",      "--stop-after",
+                               "--save-every", "--num-shards",  "--shard-index", "--device", "--dtype",
+                               "--log-pruning-tolerance",       "--help",   "--threads",  // announced beside the device
+                               "--requests",   "--prompt",      "--prompt-ids", "--prompt-file", "--json"};
+    for (const std::string& f : task_information_flags()) s.insert(f);
+    return s;
+  }();
   std::string settings;
   for (const CLI::Option* o : cmd->get_options()) {
     if (o->count() == 0 || o->get_lnames().empty()) continue;

@@ -9,6 +9,7 @@
 
 #include "data/content_digest.h"
 #include "data/errors.h"
+#include "data/switches.h"
 #include "data/hub_cache.h"
 #include "models/delta_net/delta_net_model.h"
 #include "models/fox/fox_model.h"
@@ -54,9 +55,12 @@ void announce(const std::string& dir, const ModelDigest& digest, const CausalLM&
   if (!options.chosen.empty()) numerics += " (" + options.chosen + ")";
   if (info.family.rfind("FoX", 0) == 0)
     numerics += pruning.empty() ? ", pruning off" : ", log_pruning_tolerance " + pruning;
-  std::fprintf(stderr, "[foxeval] model %s (%s, %s): %s, %s parameters; %s%s\n", dir.c_str(), digest.digest.c_str(),
+  // Every FOXEVAL_* switch off its default (data/switches.h), numerics or not.
+  const std::string switches = nondefault_switches_text();
+  std::fprintf(stderr, "[foxeval] model %s (%s, %s): %s, %s parameters; %s%s%s\n", dir.c_str(), digest.digest.c_str(),
                digest.source.c_str(), info.family.c_str(), parameter_count(info.num_parameters).c_str(), numerics.c_str(),
-               options.settings.empty() ? "" : ("; " + options.settings).c_str());
+               options.settings.empty() ? "" : ("; " + options.settings).c_str(),
+               switches.empty() ? "" : ("; switches " + switches).c_str());
   std::fflush(stderr);
 }
 

@@ -6,8 +6,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 "$here/scripts/e2e_tasks.sh" "$tmp" "${1:-$here/build/foxeval}"
-cp "$tmp/loss.json" "$here/results/baseline/default-loss.json"
-for kind in niah longbench lm_eval; do cp "$tmp/$kind.json" "$here/results/baseline/e2e-$kind.json"; done
+while IFS=$'\t' read -r baseline result; do cp "$tmp/$result" "$here/results/baseline/$baseline"; done <"$tmp/baselines.tsv"
 # The smoke suite (tests/cli_suite_test.sh `suite check`s against it): suite.json and the result
 # files it lists (a longbench folder's run.json, not its official prediction files).
 "${1:-$here/build/foxeval}" suite run --preset smoke -o "$tmp/suite" >/dev/null

@@ -11,6 +11,7 @@
 #include "data/json_file.h"
 #include "tasks/identity.h"
 #include "tasks/metric_direction.h"
+#include "tasks/task_def.h"
 
 namespace foxeval {
 namespace {
@@ -101,6 +102,12 @@ void flatten(const nlohmann::json& j, const std::string& path, std::vector<std::
   // strings and nulls are not metrics (predictions are judged by the scores they get)
 }
 
+// header.task; "" for a result without one (an official file): any task's rules apply.
+std::string result_task(const nlohmann::json& result) {
+  const nlohmann::json* h = result.contains("header") ? &result["header"] : nullptr;
+  return h && h->is_object() && h->contains("task") && (*h)["task"].is_string() ? (*h)["task"].get<std::string>() : "";
+}
+
 std::string last_component(const std::string& metric) {
   const auto slash = metric.rfind('/');
   return slash == std::string::npos ? metric : metric.substr(slash + 1);
@@ -172,7 +179,7 @@ SettingsComparison compare_result_settings(const nlohmann::json& result, const n
   return c;
 }
 
-std::pair<double, double> default_tolerance(const std::string& path) {
+std::pair<double, double> default_tolerance(const std::string& path, const std::string& task) {
   // per_item/METRIC/values: an item's value of METRIC, held to METRIC's tolerance; its stderr too.
   std::string metric = path;
   const std::string prefix = "per_item/";
@@ -181,12 +188,13 @@ std::pair<double, double> default_tolerance(const std::string& path) {
     if (last == "stderr") return {0.0, 1e-5};
     if (last == "values") metric = metric.substr(prefix.size(), metric.size() - prefix.size() - last.size() - 1);
   }
-  const std::string name = last_component(metric);
-  auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
-  if (metric.rfind("val/loss", 0) == 0) return {1e-4, 0.0};
-  if (has("perplexity") || has("bits_per_byte") || has("stderr")) return {0.0, 1e-5};
+  if (const auto t = task_metric_tolerance(task, metric)) return *t;
+  // A standard error is foxeval's own arithmetic over the values, whatever the task.
+  if (last_component(metric).find("stderr") != std::string::npos) return {0.0, 1e-5};
   return {0.0, 0.0};
 }
+
+std::pair<double, double> default_tolerance(const std::string& metric) { return default_tolerance(metric, ""); }
 
 CheckReport check_against_baseline(const std::string& result_path, const std::string& baseline_path,
                                    const CheckOptions& options) {
@@ -200,12 +208,14 @@ CheckReport check_against_baseline(const std::string& result_path, const std::st
   report.settings_differ = std::move(settings.differ);
   report.notes = std::move(settings.notes);
 
+  // The task's directions and tolerances (tasks/task_def.h); none named: any task's rules.
+  const std::string task = result_task(result);
   auto tolerance_of = [&](const std::string& metric, double base) {
     for (const auto& [pattern, tol] : options.tolerances)
       if (glob_match(pattern, metric)) return tol;
     if (options.atol >= 0 || options.rtol >= 0)
       return std::max(0.0, options.atol) + std::max(0.0, options.rtol) * std::abs(base);
-    const auto [abs_tol, rel_tol] = default_tolerance(metric);
+    const auto [abs_tol, rel_tol] = default_tolerance(metric, task);
     return abs_tol + rel_tol * std::abs(base);
   };
   auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : NAN; };
@@ -231,7 +241,7 @@ CheckReport check_against_baseline(const std::string& result_path, const std::st
       report.rows.push_back(row);
       continue;
     }
-    row.direction = metric_direction(metric);
+    row.direction = metric_direction(metric, task);
     // How far `rv` is worse than `bv` by the direction (> 0 worse, < 0 better, NaN: no direction
     // or not numbers).
     auto worsening = [&](double bv, double rv) -> double {

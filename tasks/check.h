@@ -5,12 +5,13 @@
 // "results/piqa/acc,none", "cells/3/score", "val/loss_avg_len_512"); arrays of numbers
 // (val/loss_per_token) compare element-wise. Timings and machine facts are not metrics (keys
 // "this_run" and "..._s", "..._per_s", "..._seconds", "..._bytes" at any depth).
-// Default tolerances (allowed |now - baseline|), chosen per metric by its last path component:
-//   scores and counts (acc, acc_norm, score, mean..., n-samples, longbench task scores): 0 - on the same
-//     device the predictions and log-likelihoods are deterministic, and these are functions of them;
-//   losses (val/loss*): 1e-4 absolute; perplexities, bits_per_byte, stderr: 1e-5 relative - CPU
-//     float32 kernels may round differently on another CPU's vector width. For GPU bf16 runs pass
-//     --tol (see README: 2e-3 on losses, 1e-3 relative on perplexities, one item's worth on scores).
+// Default tolerances (allowed |now - baseline|): each task declares its own in its definition
+// (tasks/task_def.h: loss's val/loss* 1e-4 absolute; perplexities and bits_per_byte 1e-5 relative,
+// as CPU float32 kernels may round differently on another CPU's vector width); standard errors
+// 1e-5 relative; everything else (scores, accuracies, counts) 0 - on the same device the
+// predictions and log-likelihoods are deterministic, and these are functions of them. For GPU
+// bf16 runs pass --tol (see README: 2e-3 on losses, 1e-3 relative on perplexities, one item's
+// worth on scores).
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -85,7 +86,9 @@ std::vector<std::pair<std::string, nlohmann::json>> result_metrics(const nlohman
 // how digests were found (tasks/identity.h: identity_information_keys).
 nlohmann::json result_settings(const nlohmann::json& result);
 
-// The default tolerance of a metric: {absolute, relative}.
+// The default tolerance of a metric of a result of `task` ("", and the first form: any task's
+// rule): {absolute, relative}.
+std::pair<double, double> default_tolerance(const std::string& metric, const std::string& task);
 std::pair<double, double> default_tolerance(const std::string& metric);
 
 }  // namespace foxeval

@@ -103,7 +103,7 @@ FileComparison compare_result_files(const std::string& a_path, const std::string
     }
     MetricComparison m;
     m.metric = metric;
-    m.direction = metric_direction(metric);
+    m.direction = metric_direction(metric, task_of(a));
     m.only_a = static_cast<int64_t>(ia.ids.size() - sa.ids.size());
     m.only_b = static_cast<int64_t>(ib.ids.size() - sb.ids.size());
     if ((m.only_a || m.only_b) && !options.intersect)

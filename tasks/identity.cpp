@@ -8,6 +8,7 @@
 #include "data/content_digest.h"
 #include "data/errors.h"
 #include "data/hub_cache.h"
+#include "tasks/task_def.h"
 
 namespace fs = std::filesystem;
 
@@ -49,9 +50,15 @@ std::string digest_paths(const std::vector<std::string>& paths) {
 }
 
 const std::vector<std::string>& identity_information_keys() {
-  static const std::vector<std::string> keys = {"model",    "model_dir",          "data_dir",   "haystack",
-                                                "haystack_dir", "pred_dir",      "out",        "config_dir",
-                                                "num_shards",   "model_digest_source", "data_path"};
+  // Where the model, the output and the shards are (every task's identity has them), and how a
+  // digest was found; each task adds its own paths (TaskDef::path_keys, tasks/task_def.h). Tasks
+  // register while static objects are made, before anything asks.
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = {"model", "model_dir", "out", "num_shards", "model_digest_source"};
+    for (const std::string& t : task_path_keys())
+      if (std::find(k.begin(), k.end(), t) == k.end()) k.push_back(t);
+    return k;
+  }();
   return keys;
 }
 

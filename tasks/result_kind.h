@@ -1,13 +1,8 @@
 // The registry of result kinds: how a task's results become tables, report sections and ranks.
 //
 // A task owns its tables: next to its result builder (tasks/<task>/<task>_table.cpp) it writes
-// a function returning a ResultKind, and its cli/ file registers it with one line:
-//
-//   const results::KindRegistrar my_tables(mytask::table_kind);   // in cli/mytask.cpp
-//
-// The registrar lives in cli/ on purpose: cli/ files are linked into the binary as objects, so
-// the line always runs, while a self-registering object inside the static tasks library would be
-// dropped by the linker when nothing else refers to its file. Tests call register_kind() directly.
+// a function returning a ResultKind, and names it in its definition (TaskDef::tables,
+// tasks/task_def.h), whose registration adds the kind here. Tests call register_kind() directly.
 //
 // A kind fills in:
 //   task        the header.task its results carry; names the kind in errors
@@ -96,10 +91,6 @@ std::vector<const ResultKind*> kinds();
 const ResultKind* find_kind(const std::string& task);  // nullptr: none
 // "longbench, lm-eval, ...": the registered tasks, for help texts and errors.
 std::string registered_tasks();
-
-struct KindRegistrar {
-  explicit KindRegistrar(ResultKind (*make)()) { register_kind(make()); }
-};
 
 // The settings of `spec` (a task's "paper_settings": {"limit": {"flag": "--limit", "paper": -1,
 // "shown": "all"}, ...}; "comparable": false for one that marks but does not split the ranking)

@@ -289,7 +289,7 @@ void TableFiller::set(Table& t, size_t r, size_t c, double v, const ResultFile& 
       if (u->stderr_) o.stderr_ = *u->stderr_ * scale;
     }
     o.data = data_identity(from, metric);
-    const Direction d = metric_direction(metric);
+    const Direction d = metric_direction(metric, from.kind);
     if (d != Direction::None) t.columns[c].lower_is_better = d == Direction::Lower;
   }
   const std::string note = deviation_note(from);

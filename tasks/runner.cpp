@@ -17,6 +17,7 @@
 #include "data/new_file.h"
 #include "data/read_stamps.h"
 #include "data/errors.h"
+#include "data/switches.h"
 #include "data/json_file.h"
 #include "tasks/distributed.h"
 #include "tasks/output_lock.h"
@@ -240,6 +241,13 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
   scope_ = fmt::format("run{}/{}", g_runner_count++, task_);
   std::vector<size_t> mine = shard_items(items_, settings_.num_shards, settings_.shard_index);
   if (settings_.num_shards > 1) identity_["num_shards"] = settings_.num_shards;
+  // A FOXEVAL_* switch that changes the numerics path, off its default, makes other numbers
+  // (data/switches.h): the journal, the parts and the result's settings carry it. None set: the
+  // identity is the task's own, as before switches were recorded.
+  if (const auto numerics = numerics_switches(); !numerics.empty()) {
+    identity_["switches"] = numerics;
+    task_identity_["switches"] = numerics;
+  }
 
   // Static shards read only their own journal (state). One run (one process or the ranks of a
   // distributed one) reads every journal of OUT, whatever number of ranks wrote them, so no

@@ -150,10 +150,6 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
   return result;
 }
 
-namespace {
-const ResultBuilderRegistrar register_babilong("babilong", build_result);
-}
-
 nlohmann::json run_babilong(const RunSettings& s) {
   if (s.limit < 0) throw Error(fmt::format("--limit {}: must be >= 1", s.limit));
   if (s.max_length != 0 && s.max_length <= definitions().max_gen_toks)

@@ -122,10 +122,6 @@ nlohmann::json build_gates_result(const nlohmann::json& identity, const std::vec
           {"layers", std::move(layers)}};
 }
 
-namespace {
-ResultBuilderRegistrar gates_builder("inspect-gates", build_gates_result);
-}  // namespace
-
 nlohmann::json run_gates(const GatesSettings& s) {
   if (s.data_path.empty() == s.text_path.empty()) throw Error("inspect gates: give one of --data and --text");
   if (s.max_tokens < 0) throw Error(fmt::format("--tokens {}: must be >= 1", s.max_tokens));

@@ -187,8 +187,6 @@ void write_log_samples(const std::string& path, const std::vector<TaskDocs>& tas
   write_text_atomic(path, text);
 }
 
-const ResultBuilderRegistrar lm_eval_builder("lm-eval", build_lm_eval_result);
-
 }  // namespace
 
 json build_lm_eval_result(const json& identity, const std::vector<json>& records) {

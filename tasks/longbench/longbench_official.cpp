@@ -109,10 +109,6 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
           {"per_item", per_item},           {"predictions", predictions}};
 }
 
-namespace {
-ResultBuilderRegistrar register_longbench("longbench", build_result);
-}  // namespace
-
 void write_official_files(const nlohmann::json& result, const std::string& out_dir) {
   const std::vector<std::string> tasks = result.at("tasks").get<std::vector<std::string>>();
   for (const std::string& task : tasks) check_task_name(task);  // before anything is written

@@ -139,8 +139,6 @@ const LossState& as_loss(const ReducerState& s) {
   return *l;
 }
 
-const ReducerRegistrar register_loss("loss", loss_reducer());
-
 }  // namespace
 
 void LossSums::add(const std::vector<float>& losses, int64_t rows, int64_t seq_len) {

@@ -183,8 +183,4 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
   return out;
 }
 
-namespace {
-const ResultBuilderRegistrar register_niah("niah", build_result);
-}  // namespace
-
 }  // namespace foxeval::niah

@@ -86,10 +86,6 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
   return result;
 }
 
-namespace {
-const ResultBuilderRegistrar register_ruler("ruler", build_result);
-}
-
 nlohmann::json run_ruler(const RunSettings& s) {
   if (s.limit < 0) throw Error(fmt::format("--limit {}: must be >= 1", s.limit));
   const nlohmann::json defs = read_json(ruler_tasks_path());

@@ -1,0 +1,28 @@
+// A toy task, added as README's "Adding a task" says: this folder (its definition, its run, its
+// tables) plus one cli file (cli_toy.cpp). Nothing else in foxeval names it, and yet `table`,
+// `report`, `check`, `compare`, `merge`, identity and the announcement know it (tests/test_task_def.cpp,
+// tests/cli_toy_task_test.sh). Its data: a text file of numbers, one an item; its record: the
+// number times --scale; its result: their mean (higher is better) and an error (lower is better).
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "models/model.h"
+
+namespace foxeval::toy {
+
+struct ToySettings {
+  std::string data_path, out_path;
+  double scale = 1.0;
+  bool verbose = false;  // --toy-verbose: prints each record; changes no number
+  RunOptions run;
+  int64_t num_shards = 1, shard_index = 0;
+  bool resume = false;
+};
+
+// Runs the toy task through the one runner (resume, shards, atomic result) and returns its result.
+nlohmann::json run_toy(const ToySettings& s);
+
+}  // namespace foxeval::toy
