@@ -142,4 +142,8 @@ std::vector<std::pair<std::string, std::string>> parse_named_dirs(const std::str
   return out;
 }
 
+void sync_device(bool cuda) {
+  if (cuda) c10::cuda::device_synchronize();
+}
+
 }  // namespace foxeval

@@ -73,6 +73,9 @@ std::string bench_device_name(const RunOptions& run);
 // Today's date (UTC), YYYY-MM-DD.
 std::string utc_date();
 
+// Waits for the GPU's queued work before a timer reads the clock (a no-op on the CPU).
+void sync_device(bool cuda);
+
 // Device-to-device copy bandwidth (bytes read + written per second) over a 1 GiB buffer: the
 // bandwidth a decode step's reads can at best reach, measured in the same run.
 double measured_copy_bandwidth(const at::Device& device);

@@ -54,10 +54,6 @@ int64_t setting(const ModelInfo& info, const std::string& key) {
   return 0;
 }
 
-void sync(bool cuda) {
-  if (cuda) c10::cuda::device_synchronize();
-}
-
 // The stage table of one forward (stage timer on), with FLOPs where the stage is a matmul or
 // the attention. `T` tokens, the attention shape from the model's settings.
 nlohmann::json stage_table(CausalLM& model, const at::Tensor& input, const at::Tensor& labels, bool cuda) {
@@ -72,7 +68,7 @@ nlohmann::json stage_table(CausalLM& model, const at::Tensor& input, const at::T
   reset_stage_timing();
   set_stage_timing(true);
   (void)token_logprobs(model, input, labels);
-  sync(cuda);
+  sync_device(cuda);
   set_stage_timing(false);
   double forward = 0, inner = 0, total = 0, attention = 0, matmul_flops = 0;
   nlohmann::json rows = nlohmann::json::array();
@@ -139,7 +135,7 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
       at::Tensor input = ids.slice(1, 0, T).to(device), labels = ids.slice(1, 1, T + 1).to(device);
       auto forward = [&] { return token_logprobs(*model, input, labels); };
       for (int64_t i = 0; i < a.warmup; ++i) (void)forward();
-      sync(cuda);
+      sync_device(cuda);
       if (cuda) c10::cuda::CUDACachingAllocator::resetPeakStats(device_index);
       std::vector<double> seconds;
       at::Tensor logp, first;
@@ -148,10 +144,10 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
       // beside the run (scripts/device_prefill_bench.sh) can be matched to each row.
       const double window_start = unix_seconds_now();
       for (int64_t r = 0; r < a.repeats; ++r) {
-        sync(cuda);
+        sync_device(cuda);
         const auto t0 = std::chrono::steady_clock::now();
         logp = forward();
-        sync(cuda);
+        sync_device(cuda);
         seconds.push_back(seconds_since(t0));
         if (r == 0)
           first = logp;

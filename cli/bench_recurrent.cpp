@@ -66,7 +66,7 @@ std::vector<std::string> parse_impls(const std::string& s) {
 }
 
 // scripts/bench_recurrent_anchor.py's timing JSON.
-nlohmann::json read_anchor(const std::string& path) {
+nlohmann::json read_recurrent_anchor(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw Error(fmt::format("--anchor {}: no such file", path));
   nlohmann::json doc = read_json(path);
   if (!doc.is_object() || doc.value("kind", "") != "recurrent-anchor" || !doc.contains("rows") || !doc["rows"].is_array())
@@ -108,10 +108,6 @@ class ImplEnv {
   std::optional<std::string> old_;
 };
 
-void sync(bool cuda) {
-  if (cuda) c10::cuda::device_synchronize();
-}
-
 // One (impl, length) row: times and the mean loss of the forward `foxeval loss` runs.
 nlohmann::json time_row(CausalLM& model, const at::Tensor& input, const at::Tensor& labels, const BenchRecurrentArgs& a,
                         const at::Device& device) {
@@ -119,16 +115,16 @@ nlohmann::json time_row(CausalLM& model, const at::Tensor& input, const at::Tens
   const int device_index = device.has_index() ? device.index() : 0;
   auto forward = [&] { return token_logprobs(model, input, labels).neg(); };
   for (int64_t i = 0; i < a.warmup; ++i) (void)forward();
-  sync(cuda);
+  sync_device(cuda);
   std::vector<double> seconds;
   int64_t peak = 0;
   at::Tensor loss;
   for (int64_t r = 0; r < a.repeats; ++r) {
-    sync(cuda);
+    sync_device(cuda);
     if (cuda) c10::cuda::CUDACachingAllocator::resetPeakStats(device_index);
     const auto t0 = std::chrono::steady_clock::now();
     loss = forward();
-    sync(cuda);
+    sync_device(cuda);
     seconds.push_back(seconds_since(t0));
     if (cuda) {
       const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
@@ -157,7 +153,7 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
     if (T < 2 || T > kMaxContextTokens) throw Error(fmt::format("--seq-lens: {} is out of range [2, {}]", T, kMaxContextTokens));
   const std::vector<std::string> impls = parse_impls(a.impls);
   std::optional<nlohmann::json> anchor;
-  if (!a.anchor.empty()) anchor = read_anchor(a.anchor);
+  if (!a.anchor.empty()) anchor = read_recurrent_anchor(a.anchor);
 
   const at::Device device(a.run.device);
   const bool cuda = device.is_cuda();

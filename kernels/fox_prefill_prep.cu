@@ -20,7 +20,7 @@ namespace {
 
 using namespace cuda_types;
 
-struct Params {
+struct PrepParams {
   const void* q;            // [B * T, C] rows, each with its row stride
   const void* k;
   const void* v;
@@ -87,7 +87,7 @@ __device__ __forceinline__ void rotate(float* v, const float* cs, const float* s
 // (lanes out of range work on the last item, their shuffles stay among themselves, and store
 // nothing).
 template <typename T>
-__global__ void __launch_bounds__(256) fox_prefill_prep_kernel(const Params p) {
+__global__ void __launch_bounds__(256) fox_prefill_prep_kernel(const PrepParams p) {
   const int lane = threadIdx.x & 31, half = p.Dh >> 1;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x + (threadIdx.x - lane); base < p.total; base += step) {
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(256) fox_prefill_prep_kernel(const Params p) {
   }
 }
 
-bool same_device(const at::Tensor& t, const at::Tensor& ref) { return t.is_cuda() && t.device() == ref.device(); }
+bool prep_same_device(const at::Tensor& t, const at::Tensor& ref) { return t.is_cuda() && t.device() == ref.device(); }
 
 }  // namespace
 
@@ -175,7 +175,7 @@ FoxPrefillQKV fox_prefill_prep(const FoxPrefillPrep& a) {
   const int64_t Dh = C / H;
   if (Dh != 16 && Dh != 32 && Dh != 64 && Dh != 128 && Dh != 256) return {};  // a head = 2^k aligned lanes
   auto slice_ok = [&](const at::Tensor& t, int64_t cols) {
-    return t.defined() && same_device(t, q) && t.scalar_type() == dt && t.dim() == 3 && t.size(0) == B &&
+    return t.defined() && prep_same_device(t, q) && t.scalar_type() == dt && t.dim() == 3 && t.size(0) == B &&
            t.size(1) == Tn && t.size(2) == cols && uniform_row_stride(t) >= 0;
   };
   auto vec_ok = [&](const at::Tensor& t) { return uniform_row_stride(t) % 8 == 0 && cuda_types::aligned(t.data_ptr(), 16); };
@@ -183,16 +183,16 @@ FoxPrefillQKV fox_prefill_prep(const FoxPrefillPrep& a) {
   for (const at::Tensor* l : {&a.k_shift_logit, &a.v_shift_logit})
     if (l->defined() && !slice_ok(*l, H)) return {};
   for (const at::Tensor* s : {&a.k_prev, &a.v_prev})
-    if (s->defined() && (!same_device(*s, q) || s->numel() != B * C || !float_type(s->scalar_type()))) return {};
-  if (a.pad_mask.defined() && (!same_device(a.pad_mask, q) || a.pad_mask.scalar_type() != at::kBool ||
+    if (s->defined() && (!prep_same_device(*s, q) || s->numel() != B * C || !float_type(s->scalar_type()))) return {};
+  if (a.pad_mask.defined() && (!prep_same_device(a.pad_mask, q) || a.pad_mask.scalar_type() != at::kBool ||
                                a.pad_mask.numel() != B * Tn))
     return {};
   if (a.q_norm.defined() != a.k_norm.defined()) return {};
   for (const at::Tensor* w : {&a.q_norm, &a.k_norm})
-    if (w->defined() && (!same_device(*w, q) || w->scalar_type() != at::kFloat || w->numel() != C)) return {};
+    if (w->defined() && (!prep_same_device(*w, q) || w->scalar_type() != at::kFloat || w->numel() != C)) return {};
   const bool rope = a.inv_freq.defined();
-  if (rope && (!same_device(a.inv_freq, q) || a.inv_freq.scalar_type() != at::kFloat || a.inv_freq.numel() != Dh / 2 ||
-               !a.positions.defined() || !same_device(a.positions, q) || a.positions.scalar_type() != at::kLong ||
+  if (rope && (!prep_same_device(a.inv_freq, q) || a.inv_freq.scalar_type() != at::kFloat || a.inv_freq.numel() != Dh / 2 ||
+               !a.positions.defined() || !prep_same_device(a.positions, q) || a.positions.scalar_type() != at::kLong ||
                a.positions.numel() != B * Tn))
     return {};
 
@@ -214,7 +214,7 @@ FoxPrefillQKV fox_prefill_prep(const FoxPrefillPrep& a) {
   const bool v_shift = a.v_shift_logit.defined();
   out.v = v_shift ? empty_head_major(B, Tn, H, Dh, q.options()) : a.v.view({B, Tn, H, Dh});
 
-  Params p{};
+  PrepParams p{};
   auto rs = [](const at::Tensor& t) { return uniform_row_stride(t); };
   p.q = q.data_ptr();
   p.k = a.k.data_ptr();

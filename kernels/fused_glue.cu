@@ -28,7 +28,7 @@
 namespace foxeval {
 namespace {
 
-constexpr int kChunk = 8;
+constexpr int kGlueChunk = 8;
 constexpr int kMaxItems = 4;
 constexpr int kMaxThreads = 1024;
 
@@ -46,7 +46,7 @@ __device__ __forceinline__ void load_chunk(const T* p, int valid, float* v) {
     load8(p, v);
   } else {
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) v[e] = e < valid ? to_f(p[e]) : 0.f;
+    for (int e = 0; e < kGlueChunk; ++e) v[e] = e < valid ? to_f(p[e]) : 0.f;
   }
 }
 template <bool VEC, typename T>
@@ -55,7 +55,7 @@ __device__ __forceinline__ void store_chunk(T* p, int valid, const float* v) {
     store8(p, v);
   } else {
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e)
+    for (int e = 0; e < kGlueChunk; ++e)
       if (e < valid) p[e] = from_f<T>(v[e]);
   }
 }
@@ -97,25 +97,25 @@ __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __rest
   const int64_t row = blockIdx.x, base = row * D, x_base = row * x_rs, g_base = row * g_rs;
   const int y_dh = y_heads > 0 ? D / y_heads : D;
   const int64_t y_b = y_heads > 0 ? row / y_T : 0, y_t = y_heads > 0 ? row - y_b * y_T : 0;
-  const int nchunks = (D + kChunk - 1) / kChunk;
-  float v[ITEMS][kChunk];
+  const int nchunks = (D + kGlueChunk - 1) / kGlueChunk;
+  float v[ITEMS][kGlueChunk];
   float ss[ITEMS];
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const int c = threadIdx.x + k * blockDim.x;
     ss[k] = 0.f;
     if (c < nchunks) {
-      const int off = c * kChunk, valid = D - off;
+      const int off = c * kGlueChunk, valid = D - off;
       load_chunk<VEC>(x + x_base + off, valid, v[k]);
       if constexpr (RESID) {
-        float r[kChunk];
+        float r[kGlueChunk];
         load_chunk<VEC>(resid + base + off, valid, r);
 #pragma unroll
-        for (int e = 0; e < kChunk; ++e) v[k][e] = __fadd_rn(r[e], v[k][e]);
+        for (int e = 0; e < kGlueChunk; ++e) v[k][e] = __fadd_rn(r[e], v[k][e]);
         store_chunk<VEC>(resid + base + off, valid, v[k]);
       }
 #pragma unroll
-      for (int e = 0; e < kChunk; ++e) ss[k] += v[k][e] * v[k][e];
+      for (int e = 0; e < kGlueChunk; ++e) ss[k] += v[k][e] * v[k][e];
     }
   }
   float rstd[ITEMS];
@@ -139,17 +139,17 @@ __global__ void __launch_bounds__(kMaxThreads) row_norm_kernel(const Tin* __rest
   for (int k = 0; k < ITEMS; ++k) {
     const int c = threadIdx.x + k * blockDim.x;
     if (c < nchunks) {
-      const int off = c * kChunk, valid = D - off;
-      float wt[kChunk];
+      const int off = c * kGlueChunk, valid = D - off;
+      float wt[kGlueChunk];
       load_chunk<VEC>(w + off, valid, wt);
-      float o[kChunk];
+      float o[kGlueChunk];
 #pragma unroll
-      for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(__fmul_rn(v[k][e], rstd[k]), wt[e]);
+      for (int e = 0; e < kGlueChunk; ++e) o[e] = __fmul_rn(__fmul_rn(v[k][e], rstd[k]), wt[e]);
       if constexpr (GATE) {
-        float gv[kChunk];
+        float gv[kGlueChunk];
         load_chunk<VEC>(g + g_base + off, valid, gv);
 #pragma unroll
-        for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(o[e], sigmoid_torch(gv[e]));
+        for (int e = 0; e < kGlueChunk; ++e) o[e] = __fmul_rn(o[e], sigmoid_torch(gv[e]));
       }
       if (y_heads > 0) {  // a chunk never straddles a head (D / y_heads is a multiple of 8)
         const int head = off / y_dh;
@@ -165,16 +165,16 @@ template <typename Tin, typename Tout, bool VEC, bool SILU>
 __global__ void swiglu_kernel(const Tin* __restrict__ y, Tout* __restrict__ out, int64_t rows, int64_t I) {
   pdl_trigger();  // the down projection may start loading its weights (kernels/pdl.cuh)
   pdl_wait();
-  const int64_t cpr = (I + kChunk - 1) / kChunk, total = rows * cpr;
+  const int64_t cpr = (I + kGlueChunk - 1) / kGlueChunk, total = rows * cpr;
   for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
        idx += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t r = idx / cpr, j = (idx - r * cpr) * kChunk;
-    const int valid = static_cast<int>(I - j < kChunk ? I - j : kChunk);
-    float gt[kChunk], up[kChunk], o[kChunk];
+    const int64_t r = idx / cpr, j = (idx - r * cpr) * kGlueChunk;
+    const int valid = static_cast<int>(I - j < kGlueChunk ? I - j : kGlueChunk);
+    float gt[kGlueChunk], up[kGlueChunk], o[kGlueChunk];
     load_chunk<VEC>(y + r * 2 * I + j, valid, gt);
     load_chunk<VEC>(y + r * 2 * I + I + j, valid, up);
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) o[e] = __fmul_rn(SILU ? silu_torch(gt[e]) : sigmoid_torch(gt[e]), up[e]);
+    for (int e = 0; e < kGlueChunk; ++e) o[e] = __fmul_rn(SILU ? silu_torch(gt[e]) : sigmoid_torch(gt[e]), up[e]);
     store_chunk<VEC>(out + r * I + j, valid, o);
   }
 }
@@ -187,17 +187,17 @@ __global__ void token_shift_kernel(const T* __restrict__ proj, const Ta* __restr
                                    const T* __restrict__ prev, const bool* __restrict__ mask, T* __restrict__ out,
                                    int64_t Tn, int64_t C, int64_t H, int64_t Dh, int64_t p_rs, int64_t a_rs,
                                    bool head_major, int64_t total) {
-  constexpr int N = VEC ? kChunk : 1;
+  constexpr int N = VEC ? kGlueChunk : 1;
   const int64_t cpr = C / N;
   for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
        idx += (int64_t)gridDim.x * blockDim.x) {
     const int64_t bt = idx / cpr, c0 = (idx - bt * cpr) * N;
     const int64_t t = bt % Tn, b = bt / Tn;
     const float a = sigmoid_torch(to_f(alpha[bt * a_rs + c0 / Dh]));
-    float cur[kChunk], pv[kChunk], o[kChunk];
+    float cur[kGlueChunk], pv[kGlueChunk], o[kGlueChunk];
     if (MASK && mask[bt]) {
 #pragma unroll
-      for (int e = 0; e < kChunk; ++e) cur[e] = 0.f;
+      for (int e = 0; e < kGlueChunk; ++e) cur[e] = 0.f;
     } else {
       load_chunk<VEC>(proj + bt * p_rs + c0, N, cur);
     }
@@ -206,17 +206,17 @@ __global__ void token_shift_kernel(const T* __restrict__ proj, const Ta* __restr
         load_chunk<VEC>(prev + b * C + c0, N, pv);
       } else {
 #pragma unroll
-        for (int e = 0; e < kChunk; ++e) pv[e] = 0.f;
+        for (int e = 0; e < kGlueChunk; ++e) pv[e] = 0.f;
       }
     } else if (MASK && mask[bt - 1]) {
 #pragma unroll
-      for (int e = 0; e < kChunk; ++e) pv[e] = 0.f;
+      for (int e = 0; e < kGlueChunk; ++e) pv[e] = 0.f;
     } else {
       load_chunk<VEC>(proj + (bt - 1) * p_rs + c0, N, pv);
     }
     const float na = __fsub_rn(1.f, a);
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) o[e] = __fadd_rn(__fmul_rn(a, pv[e]), __fmul_rn(na, cur[e]));
+    for (int e = 0; e < kGlueChunk; ++e) o[e] = __fadd_rn(__fmul_rn(a, pv[e]), __fmul_rn(na, cur[e]));
     if (head_major) {  // out [B, H, T, Dh]
       const int64_t h = c0 / Dh;
       store_chunk<VEC>(out + ((b * H + h) * Tn + t) * Dh + (c0 - h * Dh), N, o);
@@ -234,18 +234,18 @@ template <typename T, bool VEC>
 __global__ void rotary_kernel(const T* __restrict__ x, const int64_t* __restrict__ pos,
                               const float* __restrict__ inv_freq, T* __restrict__ out, int64_t H, int64_t D,
                               int64_t Tn, bool head_major, int64_t total) {
-  constexpr int N = VEC ? kChunk : 1;
+  constexpr int N = VEC ? kGlueChunk : 1;
   const int64_t half = D / 2, cpr = half / N;
   for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
        idx += (int64_t)gridDim.x * blockDim.x) {
     const int64_t row = idx / cpr, i0 = (idx - row * cpr) * N;
     const float p = static_cast<float>(pos[head_major ? (row / (H * Tn)) * Tn + row % Tn : row / H]);
-    float x0[kChunk], x1[kChunk], f[kChunk], o0[kChunk], o1[kChunk];
+    float x0[kGlueChunk], x1[kGlueChunk], f[kGlueChunk], o0[kGlueChunk], o1[kGlueChunk];
     load_chunk<VEC>(x + row * D + i0, N, x0);
     load_chunk<VEC>(x + row * D + half + i0, N, x1);
     load_chunk<VEC>(inv_freq + i0, N, f);
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) {
+    for (int e = 0; e < kGlueChunk; ++e) {
       const float a = __fmul_rn(p, f[e]);
       const float c = to_f(from_f<T>(cosf(a))), sn = to_f(from_f<T>(sinf(a)));
       o0[e] = __fsub_rn(__fmul_rn(x0[e], c), __fmul_rn(x1[e], sn));
@@ -263,7 +263,7 @@ bool fdtype(at::ScalarType t) { return t == at::kFloat || t == at::kBFloat16; }
 
 // FOXEVAL_FUSED_GLUE=0 turns every kernel off (callers take their torch-op paths): A/B timing.
 bool enabled() { return fused_glue_on(); }
-bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+bool glue_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // t itself when its rows are evenly spaced, else a contiguous copy; `rs` gets the row stride.
 at::Tensor rows_of(const at::Tensor& t, int64_t& rs) {
@@ -275,7 +275,7 @@ at::Tensor rows_of(const at::Tensor& t, int64_t& rs) {
 }
 
 template <typename F>
-void with_type(at::ScalarType t, F&& f) {
+void with_glue_type(at::ScalarType t, F&& f) {
   if (t == at::kFloat)
     f(float{});
   else
@@ -304,12 +304,12 @@ at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, cons
   const int64_t Dg = D / num_groups;
   int vpg = 0;
   if (num_groups > 1) {
-    if (Dg % kChunk != 0) return {};
-    const int64_t v = Dg / kChunk;
+    if (Dg % kGlueChunk != 0) return {};
+    const int64_t v = Dg / kGlueChunk;
     if (v > 32 || (v & (v - 1)) != 0) return {};
     vpg = static_cast<int>(v);
   }
-  const int64_t nchunks = (D + kChunk - 1) / kChunk;
+  const int64_t nchunks = (D + kGlueChunk - 1) / kGlueChunk;
   const int64_t items = (nchunks + kMaxThreads - 1) / kMaxThreads;
   if (items > kMaxItems) return {};
   int threads = static_cast<int>((nchunks + items - 1) / items);
@@ -325,17 +325,17 @@ at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, cons
   at::Tensor y = head_major ? empty_head_major(x.size(0), x.size(1), num_groups, Dg, y_opts) : at::empty(x.sizes(), y_opts);
   const int64_t rows = x.numel() / D;
   if (rows == 0) return y;
-  bool vec = D % kChunk == 0 && x_rs % kChunk == 0 && aligned(x.data_ptr()) && aligned(w.data_ptr()) &&
-             aligned(y.data_ptr());
-  if (g.defined()) vec = vec && g_rs % kChunk == 0 && aligned(g.data_ptr());
-  if (resid.defined()) vec = vec && aligned(resid.data_ptr());
+  bool vec = D % kGlueChunk == 0 && x_rs % kGlueChunk == 0 && glue_aligned(x.data_ptr()) && glue_aligned(w.data_ptr()) &&
+             glue_aligned(y.data_ptr());
+  if (g.defined()) vec = vec && g_rs % kGlueChunk == 0 && glue_aligned(g.data_ptr());
+  if (resid.defined()) vec = vec && glue_aligned(resid.data_ptr());
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
   const float n = 1.f / static_cast<float>(vpg ? Dg : D), feps = static_cast<float>(eps);
   const int Di = static_cast<int>(D);
 
-  with_type(x.scalar_type(), [&](auto tin) {
+  with_glue_type(x.scalar_type(), [&](auto tin) {
     using Tin = decltype(tin);
-    with_type(out_dtype, [&](auto tout) {
+    with_glue_type(out_dtype, [&](auto tout) {
       using Tout = decltype(tout);
       auto go = [&](auto tg, auto vec_c, auto gate_c, auto resid_c) {
         using Tg = decltype(tg);
@@ -359,7 +359,7 @@ at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, cons
       if (resid.defined()) {
         by_vec(float{}, F_{}, T_{});
       } else if (g.defined()) {
-        with_type(g.scalar_type(), [&](auto tg) { by_vec(tg, T_{}, F_{}); });
+        with_glue_type(g.scalar_type(), [&](auto tg) { by_vec(tg, T_{}, F_{}); });
       } else {
         by_vec(float{}, F_{}, F_{});
       }
@@ -413,13 +413,13 @@ at::Tensor fused_swiglu(const at::Tensor& y_in, bool silu, at::ScalarType out_dt
   at::Tensor out = at::empty(shape, y.options().dtype(out_dtype));
   if (out.numel() == 0) return out;
   const int64_t rows = y.numel() / (2 * I);
-  const bool vec = I % kChunk == 0 && aligned(y.data_ptr()) && aligned(out.data_ptr());
-  const int64_t total = rows * ((I + kChunk - 1) / kChunk);
+  const bool vec = I % kGlueChunk == 0 && glue_aligned(y.data_ptr()) && glue_aligned(out.data_ptr());
+  const int64_t total = rows * ((I + kGlueChunk - 1) / kGlueChunk);
   const int threads = 256, blocks = elementwise_blocks(total, threads);
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
-  with_type(y.scalar_type(), [&](auto tin) {
+  with_glue_type(y.scalar_type(), [&](auto tin) {
     using Tin = decltype(tin);
-    with_type(out_dtype, [&](auto tout) {
+    with_glue_type(out_dtype, [&](auto tout) {
       using Tout = decltype(tout);
       auto go = [&](auto vec_c, auto silu_c) {
         launch_dependent(swiglu_kernel<Tin, Tout, decltype(vec_c)::value, decltype(silu_c)::value>, dim3(blocks),
@@ -455,14 +455,14 @@ at::Tensor fused_token_shift(const at::Tensor& proj_in, const at::Tensor& alpha_
   at::Tensor mask = mask_in.defined() ? mask_in.contiguous() : at::Tensor();
   at::Tensor out = head_major ? empty_head_major(B, Tn, H, Dh, proj.options()) : at::empty({B, Tn, C}, proj.options());
   if (out.numel() == 0) return out;
-  bool vec = Dh % kChunk == 0 && p_rs % kChunk == 0 && aligned(proj.data_ptr()) && aligned(out.data_ptr());
-  if (prev.defined()) vec = vec && aligned(prev.data_ptr());
-  const int64_t total = B * Tn * (vec ? C / kChunk : C);
+  bool vec = Dh % kGlueChunk == 0 && p_rs % kGlueChunk == 0 && glue_aligned(proj.data_ptr()) && glue_aligned(out.data_ptr());
+  if (prev.defined()) vec = vec && glue_aligned(prev.data_ptr());
+  const int64_t total = B * Tn * (vec ? C / kGlueChunk : C);
   const int threads = 256, blocks = elementwise_blocks(total, threads);
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
-  with_type(proj.scalar_type(), [&](auto tp) {
+  with_glue_type(proj.scalar_type(), [&](auto tp) {
     using T = decltype(tp);
-    with_type(alpha.scalar_type(), [&](auto ta) {
+    with_glue_type(alpha.scalar_type(), [&](auto ta) {
       using Ta = decltype(ta);
       auto go = [&](auto vec_c, auto prev_c, auto mask_c) {
         constexpr bool V = decltype(vec_c)::value, P = decltype(prev_c)::value, M = decltype(mask_c)::value;
@@ -502,11 +502,11 @@ at::Tensor fused_rotary(const at::Tensor& x_in, const at::Tensor& positions, con
   at::Tensor x = head_major ? x_in : x_in.contiguous(), pos = positions.contiguous(), f = inv_freq.contiguous();
   at::Tensor out = head_major ? empty_head_major(B, Tn, H, D, x.options()) : at::empty_like(x, at::MemoryFormat::Contiguous);
   if (out.numel() == 0) return out;
-  const bool vec = (D / 2) % kChunk == 0 && aligned(x.data_ptr()) && aligned(out.data_ptr()) && aligned(f.data_ptr());
-  const int64_t total = B * Tn * H * (vec ? D / 2 / kChunk : D / 2);
+  const bool vec = (D / 2) % kGlueChunk == 0 && glue_aligned(x.data_ptr()) && glue_aligned(out.data_ptr()) && glue_aligned(f.data_ptr());
+  const int64_t total = B * Tn * H * (vec ? D / 2 / kGlueChunk : D / 2);
   const int threads = 256, blocks = elementwise_blocks(total, threads);
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
-  with_type(x.scalar_type(), [&](auto tx) {
+  with_glue_type(x.scalar_type(), [&](auto tx) {
     using T = decltype(tx);
     auto go = [&](auto vec_c) {
       rotary_kernel<T, decltype(vec_c)::value><<<blocks, threads, 0, stream>>>(

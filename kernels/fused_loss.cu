@@ -19,9 +19,9 @@
 namespace foxeval {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kLossThreads = 256;
 constexpr int kUnroll = 4;
-constexpr int kChunk = 8;
+constexpr int kLossChunk = 8;
 
 __device__ inline float to_float(float x) { return x; }
 __device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -31,12 +31,12 @@ using cuda_types::merge_max_sum;
 // Chunk c of a row (elements 8c .. 8c+7; those at or past V read as -inf).
 template <bool VEC, typename T>
 __device__ __forceinline__ void load_chunk(const T* x, int64_t c, int64_t V, float* v) {
-  const int64_t off = c * kChunk;
-  if (VEC && off + kChunk <= V) {
+  const int64_t off = c * kLossChunk;
+  if (VEC && off + kLossChunk <= V) {
     cuda_types::load8(x + off, v);
   } else {
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) v[e] = off + e < V ? to_float(x[off + e]) : -INFINITY;
+    for (int e = 0; e < kLossChunk; ++e) v[e] = off + e < V ? to_float(x[off + e]) : -INFINITY;
   }
 }
 
@@ -49,29 +49,29 @@ __device__ __forceinline__ void fold_chunk(const float* v, float& m, float& s) {
   }
   float add = 0.f;
 #pragma unroll
-  for (int e = 0; e < kChunk; ++e) add += __expf(v[e] - m);
+  for (int e = 0; e < kLossChunk; ++e) add += __expf(v[e] - m);
   s += add;
 }
 
 template <bool VEC, typename T>
-__global__ void __launch_bounds__(kThreads) token_logprobs_kernel(const T* __restrict__ logits,
+__global__ void __launch_bounds__(kLossThreads) token_logprobs_kernel(const T* __restrict__ logits,
                                                                   const int64_t* __restrict__ labels, float* out,
                                                                   int64_t V, int64_t ld) {
   const int64_t row = blockIdx.x;
   const T* x = logits + row * ld;
-  const int64_t chunks = (V + kChunk - 1) / kChunk;
+  const int64_t chunks = (V + kLossChunk - 1) / kLossChunk;
   float m = -INFINITY, s = 0.f;
-  for (int64_t c0 = threadIdx.x; c0 < chunks; c0 += kThreads * kUnroll) {
-    float v[kUnroll][kChunk];
+  for (int64_t c0 = threadIdx.x; c0 < chunks; c0 += kLossThreads * kUnroll) {
+    float v[kUnroll][kLossChunk];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (c0 + u * kThreads < chunks) load_chunk<VEC>(x, c0 + u * kThreads, V, v[u]);
+      if (c0 + u * kLossThreads < chunks) load_chunk<VEC>(x, c0 + u * kLossThreads, V, v[u]);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (c0 + u * kThreads < chunks) fold_chunk(v[u], m, s);
+      if (c0 + u * kLossThreads < chunks) fold_chunk(v[u], m, s);
   }
   for (int off = 16; off > 0; off >>= 1) merge_max_sum(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
-  __shared__ float sm[kThreads / 32], ss[kThreads / 32];
+  __shared__ float sm[kLossThreads / 32], ss[kLossThreads / 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) {
     sm[warp] = m;
@@ -79,8 +79,8 @@ __global__ void __launch_bounds__(kThreads) token_logprobs_kernel(const T* __res
   }
   __syncthreads();
   if (warp == 0) {
-    m = lane < kThreads / 32 ? sm[lane] : -INFINITY;
-    s = lane < kThreads / 32 ? ss[lane] : 0.f;
+    m = lane < kLossThreads / 32 ? sm[lane] : -INFINITY;
+    s = lane < kLossThreads / 32 ? ss[lane] : 0.f;
     for (int off = 16; off > 0; off >>= 1)
       merge_max_sum(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
     if (lane == 0) out[row] = to_float(x[labels[row]]) - (m + logf(s));
@@ -94,7 +94,7 @@ void launch(const at::Tensor& logits, const at::Tensor& labels, at::Tensor& out,
   // 16-byte loads need every row's start 16-byte aligned.
   const bool vec = cuda_types::aligned(x, 16) && (ld * static_cast<int64_t>(sizeof(T))) % 16 == 0;
   auto kernel = vec ? token_logprobs_kernel<true, T> : token_logprobs_kernel<false, T>;
-  kernel<<<N, kThreads, 0, stream>>>(x, labels.data_ptr<int64_t>(), out.data_ptr<float>(), V, ld);
+  kernel<<<N, kLossThreads, 0, stream>>>(x, labels.data_ptr<int64_t>(), out.data_ptr<float>(), V, ld);
 }
 
 }  // namespace

@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
   }
 }
 
-bool enabled() {
+bool gemv_enabled() {
   static const bool on = env_switch_on("FOXEVAL_GEMV");
   return on;
 }
@@ -155,7 +155,7 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 // y = x W^T (+ bias), or with glu != kPlain the gated product of its two halves.
 at::Tensor launch_gemv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, Glu glu) {
-  if (!enabled() || !x.is_cuda() || !weight.is_cuda() || x.device() != weight.device()) return at::Tensor();
+  if (!gemv_enabled() || !x.is_cuda() || !weight.is_cuda() || x.device() != weight.device()) return at::Tensor();
   if (x.scalar_type() != at::kBFloat16 || weight.scalar_type() != at::kBFloat16 || weight.dim() != 2 ||
       !weight.is_contiguous() || x.dim() < 1)
     return at::Tensor();

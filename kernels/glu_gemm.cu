@@ -54,7 +54,7 @@ constexpr int kBM = 128, kBK = 64, kHalfN = 128;  // rows, k-step and output col
 constexpr int kStages = 4;
 constexpr int kATile = kBM * kBK * 2, kBTile = 2 * kHalfN * kBK * 2, kStage = kATile + kBTile;
 constexpr int kSmem = 1024 + kStages * kStage + 2 * kStages * 8;
-constexpr int kConsumerThreads = 256, kThreads = kConsumerThreads + 128;
+constexpr int kConsumerThreads = 256, kGluThreads = kConsumerThreads + 128;
 constexpr int kConsumerWarps = kConsumerThreads / 32;
 // A consumer holds its 128 accumulators and the previous tile's 64 packed pairs at once.
 constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // 256 x 232 + 128 x 40 <= 64K
@@ -80,7 +80,7 @@ __device__ __forceinline__ void glu_chunk(int c, const uint32_t (&pk)[64], __nv_
 }
 
 template <bool SILU>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kGluThreads, 1)
     glu_gemm_kernel(const __grid_constant__ CUtensorMap tm_x, const __grid_constant__ CUtensorMap tm_w,
                     __nv_bfloat16* __restrict__ out, int M, int I, int K) {
   using namespace fa;
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+bool glu_aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 }  // namespace
 
@@ -218,7 +218,7 @@ bool glu_gemm_supports(const at::Tensor& x, const at::Tensor& weight) {
   // The kernel counts rows, tiles and each CTA's k-steps (at most all tiles' k-steps) in int.
   if (M < kGluGemmMinRows || (M + kBM - 1) / kBM * (N2 / 2 / kHalfN) * (K / kBK) >= (int64_t(1) << 31)) return false;
   // A contiguous x is read in place (a non-contiguous one is copied to a fresh, aligned tensor).
-  if (!aligned16(weight.data_ptr()) || (x.is_contiguous() && !aligned16(x.data_ptr()))) return false;
+  if (!glu_aligned16(weight.data_ptr()) || (x.is_contiguous() && !glu_aligned16(x.data_ptr()))) return false;
   if (at::cuda::getDeviceProperties(x.device().index())->major != 9) return false;  // wgmma, setmaxnreg: sm_90a
   return env_switch_on("FOXEVAL_GLU_GEMM");
 }
@@ -253,7 +253,7 @@ at::Tensor glu_gemm(const at::Tensor& x_in, const at::Tensor& weight, bool silu)
       C10_CUDA_CHECK(cudaFuncSetAttribute(glu_gemm_kernel<SILU>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
       configured = true;
     }
-    glu_gemm_kernel<SILU><<<grid, kThreads, kSmem, stream>>>(tm_x, tm_w, reinterpret_cast<__nv_bfloat16*>(out.data_ptr()),
+    glu_gemm_kernel<SILU><<<grid, kGluThreads, kSmem, stream>>>(tm_x, tm_w, reinterpret_cast<__nv_bfloat16*>(out.data_ptr()),
                                                              (int)M, (int)I, (int)K);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };

@@ -17,7 +17,7 @@ namespace {
 
 using cuda_types::to_f;
 
-constexpr int kThreads = 1024;
+constexpr int kPickThreads = 1024;
 
 // Whether (v, i) comes before (bv, bi) in torch.argmax's order: NaN first, then the larger
 // value, then the smaller index.
@@ -28,17 +28,17 @@ __device__ __forceinline__ bool before(float v, int i, float bv, int bi) {
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) greedy_pick_kernel(const T* __restrict__ logits, int V, int64_t ld,
+__global__ void __launch_bounds__(kPickThreads) greedy_pick_kernel(const T* __restrict__ logits, int V, int64_t ld,
                                                               int64_t* __restrict__ ids, int64_t* __restrict__ tokens,
                                                               int64_t ld_tokens, const int64_t* __restrict__ column) {
-  __shared__ float s_v[kThreads / 32];
-  __shared__ int s_i[kThreads / 32];
+  __shared__ float s_v[kPickThreads / 32];
+  __shared__ int s_i[kPickThreads / 32];
   pdl_wait();  // a programmatic dependent of the LM head that wrote the logits
   const int s = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const T* row = logits + s * ld;
   float bv = -INFINITY;
   int bi = INT_MAX;
-  for (int i = threadIdx.x; i < V; i += kThreads) {
+  for (int i = threadIdx.x; i < V; i += kPickThreads) {
     const float v = to_f(row[i]);
     if (before(v, i, bv, bi)) bv = v, bi = i;
   }
@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(kThreads) greedy_pick_kernel(const T* __restri
   if (lane == 0) s_v[warp] = bv, s_i[warp] = bi;
   __syncthreads();
   if (warp == 0) {
-    bv = lane < kThreads / 32 ? s_v[lane] : -INFINITY;
-    bi = lane < kThreads / 32 ? s_i[lane] : INT_MAX;
+    bv = lane < kPickThreads / 32 ? s_v[lane] : -INFINITY;
+    bi = lane < kPickThreads / 32 ? s_i[lane] : INT_MAX;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
       const float v = __shfl_xor_sync(0xffffffffu, bv, o);
@@ -84,7 +84,7 @@ bool greedy_pick_cuda(const at::Tensor& logits, at::Tensor& ids, at::Tensor& tok
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   cuda_types::with_type(logits.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    launch_dependent(greedy_pick_kernel<T>, dim3(static_cast<unsigned>(S)), dim3(kThreads), 0, stream,
+    launch_dependent(greedy_pick_kernel<T>, dim3(static_cast<unsigned>(S)), dim3(kPickThreads), 0, stream,
                      reinterpret_cast<const T*>(logits.data_ptr()), static_cast<int>(V), logits.stride(0),
                      ids.data_ptr<int64_t>(), tokens.data_ptr<int64_t>(), tokens.stride(0), column.data_ptr<int64_t>());
   });

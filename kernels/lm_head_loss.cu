@@ -11,7 +11,7 @@
 //
 // Epilogue beside the next tile's products (as glu_gemm): at a tile's end a consumer thread
 // rounds its 128 logits to bf16 (as the two-kernel path stores them) and keeps them as 64 pairs;
-// during the next tile's first kChunks k-steps it takes the rows' maxima (chunk 0, with the label's
+// during the next tile's first kHeadChunks k-steps it takes the rows' maxima (chunk 0, with the label's
 // logit where the label falls in this thread's columns), adds exp(logit - maximum) (chunks 1..4,
 // 16 columns a chunk), and sums over the 4 lanes that share a row (chunk 5), storing one
 // (maximum, sum) a row and column tile. Columns at or past the vocabulary count as -inf.
@@ -44,14 +44,14 @@ using cuda_types::bf16_lo;
 using cuda_types::merge_max_sum;
 using cuda_types::pack_bf16x2;
 
-constexpr int kBM = 128, kBK = 64, kHalfN = 128, kBN = 2 * kHalfN;  // rows, k-step, columns of a tile
-constexpr int kStages = 4;
-constexpr int kATile = kBM * kBK * 2, kBTile = kBN * kBK * 2, kStage = kATile + kBTile;
-constexpr int kSmem = 1024 + kStages * kStage + 2 * kStages * 8;
-constexpr int kConsumerThreads = 256, kThreads = kConsumerThreads + 128;
-constexpr int kConsumerWarps = kConsumerThreads / 32;
-constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // 256 x 240 + 128 x 24 <= 64K
-constexpr int kChunks = 6;                               // epilogue steps, one a k-step
+constexpr int kHeadBM = 128, kHeadBK = 64, kHeadHalfN = 128, kBN = 2 * kHeadHalfN;  // rows, k-step, columns of a tile
+constexpr int kHeadStages = 4;
+constexpr int kHeadATile = kHeadBM * kHeadBK * 2, kHeadBTile = kBN * kHeadBK * 2, kHeadStage = kHeadATile + kHeadBTile;
+constexpr int kHeadSmem = 1024 + kHeadStages * kHeadStage + 2 * kHeadStages * 8;
+constexpr int kHeadConsumerThreads = 256, kHeadThreads = kHeadConsumerThreads + 128;
+constexpr int kHeadConsumerWarps = kHeadConsumerThreads / 32;
+constexpr int kHeadProducerRegs = 24, kHeadConsumerRegs = 240;  // 256 x 240 + 128 x 24 <= 64K
+constexpr int kHeadChunks = 6;                               // epilogue steps, one a k-step
 constexpr int kGroupRows = 32;                           // row blocks a tile group spans
 
 __device__ __forceinline__ uint32_t max_bf16x2(uint32_t a, uint32_t b) {
@@ -116,20 +116,20 @@ __device__ __forceinline__ void loss_chunk(int c, const uint32_t (&pk)[64], Pend
   }
 }
 
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kHeadThreads, 1)
     lm_head_loss_kernel(const __grid_constant__ CUtensorMap tm_x, const __grid_constant__ CUtensorMap tm_w,
                         const int64_t* __restrict__ labels, float2* __restrict__ part, float* __restrict__ lab_logit,
                         int M, int V, int K) {
   using namespace fa;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023) & ~1023u;
-  const uint32_t bar0 = base + kStages * kStage;
+  const uint32_t bar0 = base + kHeadStages * kHeadStage;
   auto full = [&](int s) { return bar0 + 8 * s; };
-  auto empty = [&](int s) { return bar0 + 8 * (kStages + s); };
-  const int n_col = (V + kBN - 1) / kBN, n_row = (M + kBM - 1) / kBM, n_k = K / kBK;
+  auto empty = [&](int s) { return bar0 + 8 * (kHeadStages + s); };
+  const int n_col = (V + kBN - 1) / kBN, n_row = (M + kHeadBM - 1) / kHeadBM, n_k = K / kHeadBK;
   const int n_tiles = n_row * n_col;
   const int my_tiles = (int)blockIdx.x < n_tiles ? (n_tiles - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
-  const int last_release = my_tiles * n_k - kStages;
+  const int last_release = my_tiles * n_k - kHeadStages;
   // Groups of kGroupRows row blocks (the last may be smaller); rows fastest within a group.
   auto origin = [&](int tile, int& rb, int& cb) {
     const int per_group = kGroupRows * n_col, grp = tile / per_group, r = tile - grp * per_group;
@@ -140,44 +140,44 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < kHeadStages; ++s) {
       mbar_init(full(s), 1);
-      mbar_init(empty(s), kConsumerWarps);
+      mbar_init(empty(s), kHeadConsumerWarps);
     }
     mbar_fence_init();
   }
   __syncthreads();
 
-  if (warp >= kConsumerWarps) {  // producer warpgroup: its first lane streams the stages
-    regs_dec<kProducerRegs>();
-    if (warp != kConsumerWarps || lane != 0) return;
+  if (warp >= kHeadConsumerWarps) {  // producer warpgroup: its first lane streams the stages
+    regs_dec<kHeadProducerRegs>();
+    if (warp != kHeadConsumerWarps || lane != 0) return;
     int it = 0;
     for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
       int rb, cb;
       origin(tile, rb, cb);
       for (int kb = 0; kb < n_k; ++kb, ++it) {
-        const int s = it % kStages;
-        if (it >= kStages) mbar_wait(empty(s), ((it / kStages) + 1) & 1);
-        const uint32_t a = base + s * kStage, b = a + kATile;
-        mbar_expect_tx(full(s), kStage);  // rows past M or past the head are zero-filled and counted
-        tma_load_2d(a, &tm_x, full(s), kb * kBK, rb * kBM);
-        tma_load_2d(b, &tm_w, full(s), kb * kBK, cb * kBN);
-        tma_load_2d(b + kHalfN * 128, &tm_w, full(s), kb * kBK, cb * kBN + kHalfN);
+        const int s = it % kHeadStages;
+        if (it >= kHeadStages) mbar_wait(empty(s), ((it / kHeadStages) + 1) & 1);
+        const uint32_t a = base + s * kHeadStage, b = a + kHeadATile;
+        mbar_expect_tx(full(s), kHeadStage);  // rows past M or past the head are zero-filled and counted
+        tma_load_2d(a, &tm_x, full(s), kb * kHeadBK, rb * kHeadBM);
+        tma_load_2d(b, &tm_w, full(s), kb * kHeadBK, cb * kBN);
+        tma_load_2d(b + kHeadHalfN * 128, &tm_w, full(s), kb * kHeadBK, cb * kBN + kHeadHalfN);
       }
     }
     return;
   }
 
   // ---- consumers ----
-  regs_inc<kConsumerRegs>();
+  regs_inc<kHeadConsumerRegs>();
   const int wg = __shfl_sync(0xffffffff, warp >> 2, 0), wi = warp & 3, g = lane >> 2, tq = lane & 3;
-  const uint64_t da0 = gmma_desc(base + wg * 64 * 128, 16, 1024), db0 = gmma_desc(base + kATile, 16, 1024);
+  const uint64_t da0 = gmma_desc(base + wg * 64 * 128, 16, 1024), db0 = gmma_desc(base + kHeadATile, 16, 1024);
   auto desc_at = [](uint64_t d, uint32_t bytes) {
     return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
   };
   auto release = [&](int j) {
     if (j >= last_release) return;
-    if (lane == 0) mbar_arrive(empty(j % kStages));
+    if (lane == 0) mbar_arrive(empty(j % kHeadStages));
   };
   const int row_in_tile = wg * 64 + wi * 16 + g;
   float acc[128];
@@ -186,12 +186,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   bool pending = false;
   int it = 0;
   auto k_step = [&](int kb) {
-    const int s = it % kStages;
-    mbar_wait(full(s), (it / kStages) & 1);
+    const int s = it % kHeadStages;
+    mbar_wait(full(s), (it / kHeadStages) & 1);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk)
-      wgmma_ss_m64n256_bf16(acc, desc_at(da0, s * kStage + kk * 32), desc_at(db0, s * kStage + kk * 32), (kb | kk) ? 1 : 0);
+    for (int kk = 0; kk < kHeadBK / 16; ++kk)
+      wgmma_ss_m64n256_bf16(acc, desc_at(da0, s * kHeadStage + kk * 32), desc_at(db0, s * kHeadStage + kk * 32), (kb | kk) ? 1 : 0);
     wgmma_commit();
     if (kb > 0) {
       wgmma_wait<1>();
@@ -202,17 +202,17 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
     int rb, cb;
     origin(tile, rb, cb);
-    if (n_k >= kChunks) {
+    if (n_k >= kHeadChunks) {
 #pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
+      for (int c = 0; c < kHeadChunks; ++c) {
         k_step(c);
         if (pending) loss_chunk(c, pk, p, part, lab_logit, M, n_col);
       }
-      for (int kb = kChunks; kb < n_k; ++kb) k_step(kb);
+      for (int kb = kHeadChunks; kb < n_k; ++kb) k_step(kb);
     } else {
       if (pending) {
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) loss_chunk(c, pk, p, part, lab_logit, M, n_col);
+        for (int c = 0; c < kHeadChunks; ++c) loss_chunk(c, pk, p, part, lab_logit, M, n_col);
       }
       for (int kb = 0; kb < n_k; ++kb) k_step(kb);
     }
@@ -232,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         pk[i] = col >= lim ? 0xff80ff80u : col + 1 >= lim ? (pk[i] & 0xffffu) | 0xff800000u : pk[i];
       }
     }
-    p.row0 = rb * kBM + row_in_tile;
+    p.row0 = rb * kHeadBM + row_in_tile;
     p.cb = cb;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   if (pending) {
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) loss_chunk(c, pk, p, part, lab_logit, M, n_col);
+    for (int c = 0; c < kHeadChunks; ++c) loss_chunk(c, pk, p, part, lab_logit, M, n_col);
   }
 }
 
@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(256) merge_rows_kernel(const float2* __restric
   if (lane == 0) out[row] = lab_logit[row] - (m + logf(s));
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+bool head_aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 }  // namespace
 
@@ -274,13 +274,13 @@ bool lm_head_loss_supports(const at::Tensor& hidden, const at::Tensor& head, int
     return false;
   if (hidden.scalar_type() != at::kBFloat16 && hidden.scalar_type() != at::kFloat) return false;
   const int64_t K = hidden.size(-1);
-  if (K == 0 || K % kBK != 0 || head.size(1) != K || vocab < 1 || vocab > head.size(0) || head.size(0) >= (int64_t(1) << 31))
+  if (K == 0 || K % kHeadBK != 0 || head.size(1) != K || vocab < 1 || vocab > head.size(0) || head.size(0) >= (int64_t(1) << 31))
     return false;
   const int64_t M = hidden.numel() / K;
-  const int64_t tiles = (M + kBM - 1) / kBM * ((vocab + kBN - 1) / kBN);
+  const int64_t tiles = (M + kHeadBM - 1) / kHeadBM * ((vocab + kBN - 1) / kBN);
   // Rows, tiles and each CTA's k-steps (at most all tiles' k-steps) are counted in int.
-  if (M < kLmHeadLossMinRows || tiles * (K / kBK) >= (int64_t(1) << 31)) return false;
-  if (!aligned16(head.data_ptr())) return false;
+  if (M < kLmHeadLossMinRows || tiles * (K / kHeadBK) >= (int64_t(1) << 31)) return false;
+  if (!head_aligned16(head.data_ptr())) return false;
   if (at::cuda::getDeviceProperties(hidden.device().index())->major != 9) return false;  // wgmma, setmaxnreg
   return env_switch_on("FOXEVAL_LM_HEAD_LOSS");
 }
@@ -296,7 +296,7 @@ at::Tensor lm_head_token_logprobs(const at::Tensor& hidden, const at::Tensor& he
   // A fresh contiguous bf16 copy is aligned (the caching allocator's 512 bytes); a bf16 view is
   // copied when it is not contiguous.
   at::Tensor x = hidden.reshape({M, K}).to(at::kBFloat16).contiguous();
-  if (!aligned16(x.data_ptr())) x = x.clone();
+  if (!head_aligned16(x.data_ptr())) x = x.clone();
   at::Tensor lab = labels.reshape({M}).contiguous();
   const int64_t n_col = (vocab + kBN - 1) / kBN;
   const auto f32 = hidden.options().dtype(at::kFloat);
@@ -304,9 +304,9 @@ at::Tensor lm_head_token_logprobs(const at::Tensor& hidden, const at::Tensor& he
   at::Tensor lab_logit = at::full({M}, std::nanf(""), f32);  // stays NaN for a label outside [0, vocab)
   at::Tensor out = at::empty({M}, f32);
 
-  const CUtensorMap tm_x = matrix_tile_map(x.data_ptr(), true, M, K, K, kBM, "lm_head_loss (hidden)");
-  const CUtensorMap tm_w = matrix_tile_map(head.data_ptr(), true, head.size(0), K, K, kHalfN, "lm_head_loss (head)");
-  const int64_t n_tiles = (M + kBM - 1) / kBM * n_col;
+  const CUtensorMap tm_x = matrix_tile_map(x.data_ptr(), true, M, K, K, kHeadBM, "lm_head_loss (hidden)");
+  const CUtensorMap tm_w = matrix_tile_map(head.data_ptr(), true, head.size(0), K, K, kHeadHalfN, "lm_head_loss (head)");
+  const int64_t n_tiles = (M + kHeadBM - 1) / kHeadBM * n_col;
   // One CTA an SM; FOXEVAL_LM_HEAD_CTAS=N caps the grid (tests: many tiles a CTA on small inputs).
   int64_t ctas = props->multiProcessorCount;
   if (const char* e = std::getenv("FOXEVAL_LM_HEAD_CTAS")) {
@@ -319,10 +319,10 @@ at::Tensor lm_head_token_logprobs(const at::Tensor& hidden, const at::Tensor& he
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
   static bool configured = false;
   if (!configured) {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(lm_head_loss_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    C10_CUDA_CHECK(cudaFuncSetAttribute(lm_head_loss_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kHeadSmem));
     configured = true;
   }
-  lm_head_loss_kernel<<<grid, kThreads, kSmem, stream>>>(tm_x, tm_w, lab.data_ptr<int64_t>(),
+  lm_head_loss_kernel<<<grid, kHeadThreads, kHeadSmem, stream>>>(tm_x, tm_w, lab.data_ptr<int64_t>(),
                                                          reinterpret_cast<float2*>(part.data_ptr<float>()),
                                                          lab_logit.data_ptr<float>(), (int)M, (int)vocab, (int)K);
   C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -1,6 +1,6 @@
 // Mamba-2's gated output norm (see kernels/mamba2_glue.h).
 //
-// One block per row (b, t) of E = H*P elements. A thread owns up to kMaxItems chunks of V
+// One block per row (b, t) of E = H*P elements. A thread owns up to kGateMaxItems chunks of V
 // consecutive elements (V = 4: 16-byte fp32 loads of y and xs, 8-byte loads of 16-bit z; V = 1
 // where P, the group size, the strides or the pointers do not allow it), chunk c at element
 // c*V, never straddling a head or a group. Pass 1 forms g = (y + xs*D) * silu(z) in registers
@@ -28,13 +28,13 @@ namespace {
 
 using namespace cuda_types;  // bf16, f16, to_f, from_f, Tag, with_type, aligned
 
-constexpr int kMaxItems = 8;    // chunks per thread
-constexpr int kMaxThreads = 1024;
+constexpr int kGateMaxItems = 8;    // chunks per thread
+constexpr int kGateMaxThreads = 1024;
 constexpr int kWantItems = 4;   // chunks per thread aimed at (ILP; E = 3072 -> 192 threads)
 
 // V elements (V = 4: fp32 one 16-byte access, 16-bit types one 8-byte access; V = 1: scalar).
 template <int V>
-__device__ __forceinline__ void load_vec(const float* p, float* v) {
+__device__ __forceinline__ void gate_load_vec(const float* p, float* v) {
   if constexpr (V == 4) {
     const float4 a = *reinterpret_cast<const float4*>(p);
     v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
@@ -43,7 +43,7 @@ __device__ __forceinline__ void load_vec(const float* p, float* v) {
   }
 }
 template <int V, typename T>
-__device__ __forceinline__ void load_vec(const T* p, float* v) {
+__device__ __forceinline__ void gate_load_vec(const T* p, float* v) {
   if constexpr (V == 4) {
     const uint2 u = *reinterpret_cast<const uint2*>(p);
     const T* h = reinterpret_cast<const T*>(&u);
@@ -54,14 +54,14 @@ __device__ __forceinline__ void load_vec(const T* p, float* v) {
   }
 }
 template <int V>
-__device__ __forceinline__ void store_vec(float* p, const float* v) {
+__device__ __forceinline__ void gate_store_vec(float* p, const float* v) {
   if constexpr (V == 4)
     *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
   else
     *p = v[0];
 }
 template <int V, typename T>
-__device__ __forceinline__ void store_vec(T* p, const float* v) {
+__device__ __forceinline__ void gate_store_vec(T* p, const float* v) {
   if constexpr (V == 4) {
     uint2 u;
     T* h = reinterpret_cast<T*>(&u);
@@ -88,7 +88,7 @@ struct NormParams {
 };
 
 template <typename Ty, typename Tz, typename Tout, int V>
-__global__ void __launch_bounds__(kMaxThreads) gated_norm_kernel(const NormParams p) {
+__global__ void __launch_bounds__(kGateMaxThreads) gated_norm_kernel(const NormParams p) {
   extern __shared__ float sm[];  // [nchunks] chunk sums of squares, then [groups] rstd
   float* part = sm;
   float* rstd = sm + p.nchunks;
@@ -97,16 +97,16 @@ __global__ void __launch_bounds__(kMaxThreads) gated_norm_kernel(const NormParam
   const float* xr = p.xs ? p.xs + b * p.x_sb + t * p.x_st : nullptr;
   const Tz* zr = static_cast<const Tz*>(p.z) + b * p.z_sb + t * p.z_st;
 
-  float g[kMaxItems][V];
+  float g[kGateMaxItems][V];
 #pragma unroll
-  for (int k = 0; k < kMaxItems; ++k) {
+  for (int k = 0; k < kGateMaxItems; ++k) {
     const int c = threadIdx.x + k * blockDim.x;
     if (c < p.nchunks) {
       const int e0 = c * V, h = e0 / p.P, q = e0 - h * p.P;
       float yv[V], xv[V], zv[V];
-      load_vec<V>(yr + h * p.y_sh + q, yv);
-      if (xr) load_vec<V>(xr + e0, xv);
-      load_vec<V>(zr + e0, zv);
+      gate_load_vec<V>(yr + h * p.y_sh + q, yv);
+      if (xr) gate_load_vec<V>(xr + e0, xv);
+      gate_load_vec<V>(zr + e0, zv);
       const float d = xr ? p.D[h] : 0.f;
       float ss = 0.f;
 #pragma unroll
@@ -134,16 +134,16 @@ __global__ void __launch_bounds__(kMaxThreads) gated_norm_kernel(const NormParam
   __syncthreads();
   Tout* orow = static_cast<Tout*>(p.out) + static_cast<int64_t>(row) * p.E;
 #pragma unroll
-  for (int k = 0; k < kMaxItems; ++k) {
+  for (int k = 0; k < kGateMaxItems; ++k) {
     const int c = threadIdx.x + k * blockDim.x;
     if (c < p.nchunks) {
       const int e0 = c * V;
       const float r = rstd[c / p.chunks_per_group];
       float wv[V], o[V];
-      load_vec<V>(p.w + e0, wv);
+      gate_load_vec<V>(p.w + e0, wv);
 #pragma unroll
       for (int e = 0; e < V; ++e) o[e] = __fmul_rn(__fmul_rn(g[k][e], r), wv[e]);  // (g * rstd) * weight
-      store_vec<V>(orow + e0, o);
+      gate_store_vec<V>(orow + e0, o);
     }
   }
 }
@@ -189,9 +189,9 @@ bool mamba2_gated_norm_supports(const at::Tensor& y, const at::Tensor& xs, const
     return false;
   if (n_groups < 1 || E % n_groups != 0 || !float_type(out_dtype)) return false;
   const int V = chunk_width(y, xs, z, weight, E / n_groups);
-  // Registers hold kMaxItems chunks per thread; shared memory (nchunks + n_groups floats) must
+  // Registers hold kGateMaxItems chunks per thread; shared memory (nchunks + n_groups floats) must
   // stay within the 48 KB a launch gets without opting in.
-  return E / V <= static_cast<int64_t>(kMaxItems) * kMaxThreads && (E / V + n_groups) * 4 <= 48 * 1024;
+  return E / V <= static_cast<int64_t>(kGateMaxItems) * kGateMaxThreads && (E / V + n_groups) * 4 <= 48 * 1024;
 }
 
 at::Tensor mamba2_gated_norm(const at::Tensor& y, const at::Tensor& xs, const at::Tensor& D, const at::Tensor& z,
@@ -206,8 +206,8 @@ at::Tensor mamba2_gated_norm(const at::Tensor& y, const at::Tensor& xs, const at
   at::Tensor out = at::empty({B, T, E}, y.options().dtype(out_dtype));
   const int V = chunk_width(y, xs, z, weight, Dg);
   const int64_t nchunks = E / V;
-  const int64_t items = std::max<int64_t>((nchunks + kMaxThreads - 1) / kMaxThreads, kWantItems);
-  const int threads = static_cast<int>(std::min<int64_t>(kMaxThreads, ((nchunks + items - 1) / items + 31) / 32 * 32));
+  const int64_t items = std::max<int64_t>((nchunks + kGateMaxThreads - 1) / kGateMaxThreads, kWantItems);
+  const int threads = static_cast<int>(std::min<int64_t>(kGateMaxThreads, ((nchunks + items - 1) / items + 31) / 32 * 32));
 
   NormParams p{};
   p.y = y.data_ptr();

@@ -4,7 +4,7 @@
 // channel sit side by side in a warp, so y_t[e] = sum_n h C is a shuffle tree and the channel's
 // x, dt, z are one broadcast load. A block holds 128 / LANES channels of one row; grid (channel
 // blocks, B). Time is sequential: the recurrence h = exp(dt A) h + (dt B) x is one FMA chain, and
-// the loads of the next kUnroll steps are issued before their math so the chain does not wait on
+// the loads of the next kScanUnroll steps are issued before their math so the chain does not wait on
 // memory. The state is read at the start and written at the end by the same thread: in place is
 // safe. T = 1 is the decoding step (no host synchronisation, CUDA-graph safe).
 #include <ATen/ATen.h>
@@ -23,8 +23,8 @@ namespace {
 
 using namespace cuda_types;  // bf16, f16, to_f, from_f, Tag, with_type
 
-constexpr int kThreads = 128;
-constexpr int kUnroll = 4;
+constexpr int kScanThreads = 128;
+constexpr int kScanUnroll = 4;
 
 struct ScanParams {
   const void *x, *z, *Bm, *Cm;  // x, z [B, T, E]; Bm, Cm [B, T, N] (last dim contiguous)
@@ -39,8 +39,8 @@ struct ScanParams {
 };
 
 template <typename T, int LANES>
-__global__ void __launch_bounds__(kThreads) selective_scan_kernel(const ScanParams p) {
-  constexpr int kChannels = kThreads / LANES;
+__global__ void __launch_bounds__(kScanThreads) selective_scan_kernel(const ScanParams p) {
+  constexpr int kChannels = kScanThreads / LANES;
   const int lane = threadIdx.x % LANES;
   const int e = blockIdx.x * kChannels + threadIdx.x / LANES;
   const int b = blockIdx.y;
@@ -59,10 +59,10 @@ __global__ void __launch_bounds__(kThreads) selective_scan_kernel(const ScanPara
   const float* dtb = p.dt + static_cast<int64_t>(b) * p.T * p.E + ec;
   T* ob = static_cast<T*>(p.out) + static_cast<int64_t>(b) * p.T * p.E + ec;
 
-  for (int t0 = 0; t0 < p.T; t0 += kUnroll) {
-    float xv[kUnroll], zv[kUnroll], dtv[kUnroll], Bv[kUnroll], Cv[kUnroll];
+  for (int t0 = 0; t0 < p.T; t0 += kScanUnroll) {
+    float xv[kScanUnroll], zv[kScanUnroll], dtv[kScanUnroll], Bv[kScanUnroll], Cv[kScanUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {  // the loads first: independent of h
+    for (int u = 0; u < kScanUnroll; ++u) {  // the loads first: independent of h
       const int t = t0 + u < p.T ? t0 + u : p.T - 1;
       xv[u] = to_f(xb[t * p.x_st]);
       zv[u] = to_f(zb[t * p.z_st]);
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kThreads) selective_scan_kernel(const ScanPara
       Cv[u] = to_f(Cb[t * p.c_st]);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < kScanUnroll; ++u) {
       if (t0 + u >= p.T) break;  // uniform across the block: no shuffle diverges
       const float dA = expf(A * dtv[u]);
       const float dBx = (dtv[u] * Bv[u]) * xv[u];
@@ -143,17 +143,17 @@ at::Tensor selective_scan_cuda(const SelectiveScanArgs& a, at::Tensor& state, at
   p.E = static_cast<int>(E);
   p.N = static_cast<int>(N);
   const int lanes = N <= 8 ? 8 : N <= 16 ? 16 : 32;
-  const int channels = kThreads / lanes;
+  const int channels = kScanThreads / lanes;
   const dim3 grid(static_cast<unsigned>((E + channels - 1) / channels), static_cast<unsigned>(B));
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
   with_type(a.x.scalar_type(), [&](auto tag) {
     using Tin = typename decltype(tag)::type;
     if (lanes == 8)
-      selective_scan_kernel<Tin, 8><<<grid, kThreads, 0, stream>>>(p);
+      selective_scan_kernel<Tin, 8><<<grid, kScanThreads, 0, stream>>>(p);
     else if (lanes == 16)
-      selective_scan_kernel<Tin, 16><<<grid, kThreads, 0, stream>>>(p);
+      selective_scan_kernel<Tin, 16><<<grid, kScanThreads, 0, stream>>>(p);
     else
-      selective_scan_kernel<Tin, 32><<<grid, kThreads, 0, stream>>>(p);
+      selective_scan_kernel<Tin, 32><<<grid, kScanThreads, 0, stream>>>(p);
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;

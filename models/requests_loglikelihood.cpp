@@ -22,7 +22,7 @@ namespace {
 // One forward row: an input token sequence and the requests that read it. Requests whose inputs
 // are equal (lm-eval's "one-token continuation cache": the same context and all but the last
 // continuation token) share the row, as lm-eval computes them once.
-struct Row {
+struct ForwardRow {
   std::vector<int64_t> input;
   std::vector<size_t> members;
 };
@@ -57,7 +57,7 @@ void loglikelihood(CausalLM& model, const std::vector<LoglikelihoodRequest>& req
   const at::Tensor& head = model.lm_head();
   const int64_t vocab = head.size(0);
 
-  std::vector<Row> rows;
+  std::vector<ForwardRow> rows;
   std::map<std::vector<int64_t>, size_t> row_of_input;
   for (size_t i = 0; i < requests.size(); ++i) {
     const LoglikelihoodRequest& r = requests[i];
@@ -77,7 +77,7 @@ void loglikelihood(CausalLM& model, const std::vector<LoglikelihoodRequest>& req
     const size_t keep = std::min<size_t>(full.size(), static_cast<size_t>(options.max_length) + 1);
     std::vector<int64_t> input(full.end() - static_cast<std::ptrdiff_t>(keep), full.end() - 1);
     auto [it, fresh] = row_of_input.emplace(std::move(input), rows.size());
-    if (fresh) rows.push_back(Row{it->first, {}});
+    if (fresh) rows.push_back(ForwardRow{it->first, {}});
     rows[it->second].members.push_back(i);
   }
   row_of_input.clear();
@@ -106,7 +106,7 @@ void loglikelihood(CausalLM& model, const std::vector<LoglikelihoodRequest>& req
     std::vector<int64_t> positions, labels;
     std::vector<std::pair<size_t, size_t>> spans;  // request, first index into positions
     for (int64_t b = 0; b < B; ++b) {
-      const Row& row = rows[order[start + static_cast<size_t>(b)]];
+      const ForwardRow& row = rows[order[start + static_cast<size_t>(b)]];
       const int64_t inplen = static_cast<int64_t>(row.input.size());
       for (int64_t t = 0; t < inplen; ++t) ids_a[b][t] = row.input[static_cast<size_t>(t)];
       for (size_t m : row.members) {

@@ -19,6 +19,8 @@
 #include "models/recurrent_lm.h"
 
 namespace foxeval {
+// Named, so that its Layer/Slot/kFamily stay apart from the other families' in a unity build.
+namespace hgrn2 {
 namespace {
 
 const char* kFamily = "HGRN2";
@@ -166,9 +168,10 @@ class Hgrn2Model : public recurrent::RecurrentLM {
 };
 
 }  // namespace
+}  // namespace hgrn2
 
 std::unique_ptr<CausalLM> make_hgrn2(Checkpoint& checkpoint, const RunOptions& options) {
-  return std::make_unique<Hgrn2Model>(checkpoint, options);
+  return std::make_unique<hgrn2::Hgrn2Model>(checkpoint, options);
 }
 
 }  // namespace foxeval

@@ -28,6 +28,8 @@
 #include "models/stage_timer.h"
 
 namespace foxeval {
+// Named, so that its Layer/Slot/kFamily stay apart from the other families' in a unity build.
+namespace mamba2 {
 namespace {
 
 const char* kFamily = "Mamba-2";
@@ -276,9 +278,10 @@ class Mamba2Model : public recurrent::RecurrentLM {
 };
 
 }  // namespace
+}  // namespace mamba2
 
 std::unique_ptr<CausalLM> make_mamba2(Checkpoint& checkpoint, const RunOptions& options, Mamba2Dt dt) {
-  return std::make_unique<Mamba2Model>(checkpoint, options, dt);
+  return std::make_unique<mamba2::Mamba2Model>(checkpoint, options, dt);
 }
 
 std::unique_ptr<CausalLM> make_mamba2(Checkpoint& checkpoint, const RunOptions& options) {
