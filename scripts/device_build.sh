@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine (PyTorch + CUDA preinstalled, no network): unpack the carried Debian
 # packages from .deps/ into /opt/deps and build foxeval with CUDA into build-gpu/.
-# Usage: source scripts/device_build.sh [targets...]   (exports LD_LIBRARY_PATH for the run)
+# Usage: [FOXEVAL_UNITY=ON] source scripts/device_build.sh [targets...]   (exports LD_LIBRARY_PATH for the run;
+# FOXEVAL_UNITY=ON builds as scripts/setup.sh does on a fresh machine)
 set -e
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ ! -d /opt/deps/usr ]; then
@@ -18,5 +19,5 @@ export PATH=/usr/local/cuda/bin:$PATH
 cxx=g++; [ -x /opt/gcc/bin/g++ ] && cxx=/opt/gcc/bin/g++
 cmake -S "$here" -B "$here/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
-  -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;/opt/deps/usr" >/dev/null
+  -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;/opt/deps/usr" ${FOXEVAL_UNITY:+-DFOXEVAL_UNITY=$FOXEVAL_UNITY} >/dev/null
 cmake --build "$here/build-gpu" ${1:+--target "$@"}
