@@ -14,12 +14,6 @@ namespace {
 // A var declared without a value (`vars: {data: null}`): each use needs --set.
 const std::string kNoValue = std::string("\0unset", 6);
 
-std::string escape_pointer(const std::string& key) {
-  std::string out;
-  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-  return out;
-}
-
 // A plain (unquoted) YAML scalar typed as YAML 1.2's core schema types it; quoted ones stay strings.
 nlohmann::json scalar_value(const YAML::Node& node) {
   const std::string& s = node.Scalar();
@@ -174,6 +168,12 @@ void substitute_vars(SuiteText& suite, const std::map<std::string, std::string>&
   for (const auto& [k, v] : overrides) vars[k] = v;
   for (auto& [k, child] : suite.value.items())
     if (k != "vars") substitute(child, "/" + escape_pointer(k), vars, suite.source);
+}
+
+std::string escape_pointer(const std::string& key) {
+  std::string out;
+  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
 }
 
 }  // namespace foxeval::suite

@@ -49,4 +49,8 @@ SuiteText parse_suite_text(const std::string& text, const std::string& file, boo
 // An unknown name is an error naming the field.
 void substitute_vars(SuiteText& suite, const std::map<std::string, std::string>& overrides);
 
+// A key as one JSON Pointer token (RFC 6901: '~' -> "~0", '/' -> "~1"), for the pointers that name
+// a suite file's fields in errors.
+std::string escape_pointer(const std::string& key);
+
 }  // namespace foxeval::suite

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "data/errors.h"
+#include "tasks/suite/suite_file.h"  // escape_pointer
 
 namespace fs = std::filesystem;
 
@@ -17,12 +18,6 @@ namespace {
 std::map<std::string, TaskPrepare>& registry() {
   static std::map<std::string, TaskPrepare> tasks;
   return tasks;
-}
-
-std::string escape_pointer(const std::string& key) {
-  std::string out;
-  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-  return out;
 }
 
 // "/tasks/2" -> "tasks[2]"
