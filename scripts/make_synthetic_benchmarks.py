@@ -5,7 +5,8 @@ network). The text is random English-like words: only sizes matter for timing.
 
   scripts/make_synthetic_benchmarks.py --out DIR [--scale 1.0]
 
-writes DIR/longbench/{task}.jsonl (LongBench's fields) and DIR/lm_eval/{task}.jsonl (the Hugging
+writes DIR/longbench/{task}.jsonl and, for LongBench-E's 11 tasks, {task}_e.jsonl (LongBench's fields;
+the _e contexts spread over the 0-4k, 4-8k and 8k+ word buckets) and DIR/lm_eval/{task}.jsonl (the Hugging
 Face datasets' fields, the evaluated split). --scale multiplies record counts (e.g. 0.05 for a smoke run).
 """
 import argparse
@@ -27,6 +28,10 @@ LONGBENCH = {
     "trec": (200, 5177, 64), "triviaqa": (200, 8209, 32), "samsum": (200, 6258, 128),
     "lcc": (500, 1235, 64), "repobench-p": (500, 4206, 64),
 }
+
+# LongBench-E (`longbench run --e`): its tasks, about 300 records each, lengths over its three buckets.
+LONGBENCH_E = ["qasper", "multifieldqa_en", "hotpotqa", "2wikimqa", "gov_report", "multi_news", "trec", "triviaqa",
+               "samsum", "lcc", "repobench-p"]
 
 # lm-eval 0.4.4: the evaluated split's size.
 LM_EVAL = {"wikitext": 62, "lambada_openai": 5153, "piqa": 1838, "hellaswag": 10042, "winogrande": 1267,
@@ -50,6 +55,14 @@ def longbench(rng, out, scale):
                 rec = {"input": sentence(rng, 5, 15).rstrip(".") + "?", "context": words(rng, n),
                        "answers": [words(rng, 3)], "length": n, "dataset": task, "language": "en",
                        "all_classes": ["A", "B"] if task == "trec" else None, "_id": f"{task}-{i:05d}"}
+                f.write(json.dumps(rec) + "\n")
+    for task in LONGBENCH_E:
+        with open(os.path.join(out, f"{task}_e.jsonl"), "w") as f:
+            for i in range(max(1, round(300 * scale))):
+                n = rng.choice([rng.randint(500, 3900), rng.randint(4100, 7900), rng.randint(8100, 12000)])
+                rec = {"input": sentence(rng, 5, 15).rstrip(".") + "?", "context": words(rng, n),
+                       "answers": [words(rng, 3)], "length": n, "dataset": task + "_e", "language": "en",
+                       "all_classes": ["A", "B"] if task == "trec" else None, "_id": f"{task}_e-{i:05d}"}
                 f.write(json.dumps(rec) + "\n")
 
 
