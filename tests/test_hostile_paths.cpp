@@ -192,6 +192,9 @@ TEST_CASE("bounded reads: FIFOs refused at once, refs bounded, a shrinking .npy 
   write(dir.path / "main", "0123abcd\n");
   CHECK(read_hub_ref((dir.path / "main").string()) == "0123abcd");
   CHECK(read_hub_ref((dir.path / "none").string()) == "");
+  // A link to nothing is not a missing ref: it is named as the link it is.
+  fs::create_symlink(dir.path / "gone", dir.path / "dangling");
+  CHECK(error_of<Error>([&] { read_hub_ref((dir.path / "dangling").string()); }).find("a symbolic link to") != std::string::npos);
   // A digest of a FIFO is refused, not waited on.
   CHECK(error_of<Error>([&] { sha256_file((dir.path / "fifo").string()); }).find("not a regular file") != std::string::npos);
   // A .npy that shrinks under a reader.
