@@ -334,6 +334,7 @@ h="$tmp/h55"; mkdir -p "$h/data"; cp tests/fixtures/loss/tokens.npy "$h/data/t.n
 ln -s "$h/data" "$h/datalink"
 printf '{"kind": "loglikelihood", "context": "a", "continuation": " b"}\n' >"$h/req.jsonl"
 cp "$tmp/p3.json" "$h/part.json"; cp -r "$tmp/hay" "$h/hay"; mkdir -p "$h/cfg"
+cp tests/fixtures/results/loss_fox_pro.json "$h/data/r.json"
 # Every file's bytes and every name under $h (links as links): compared after all the cases.
 snapshot() { (cd "$h" && find . -type f -print0 | sort -z | xargs -0 sha256sum; find . -printf '%p %y %l\n' | sort); }
 before=$(snapshot)
@@ -371,6 +372,32 @@ refuse "hub refs/v3 a link to nothing" "refs/v3: a symbolic link to $hub/nothing
   env HF_HUB_CACHE="$hub/hub" "$FOXEVAL" info --model org/m@v3
 refuse "hub refs/main a FIFO (lm-eval dataset)" "datasets--piqa/refs/main: not a regular file" \
   env -u HF_HUB_CACHE -u HF_DATASETS_CACHE HF_HOME="$hub" "$FOXEVAL" lm-eval requests --tasks piqa --out "$out/q55h.jsonl"
+# Other spellings of an input, for every kind of output: a trailing slash, a folder link and '.',
+# a link at --out to the input, and the -o of table, report, compare and plot.
+refuse "loss --out its --data with a trailing slash" "is the input --data" "$FOXEVAL" "${H[@]}" --out "$h/data/t.npy/"
+refuse "loss --out its --data as link/./name" "is the input --data" "$FOXEVAL" "${H[@]}" --out "$h/datalink/./t.npy"
+mkdir -p "$out/sp55"; ln -sf "$h/data/t.npy" "$out/sp55/linked.json"
+refuse "loss --out a link to its --data" "is the input --data" "$FOXEVAL" "${H[@]}" --out "$out/sp55/linked.json"
+refuse "table -o its input through a folder link" "an output never replaces an input" "$FOXEVAL" table "$h/data/r.json" -o "$h/datalink/r.json"
+refuse "report -o its input spelled with .." "an output never replaces an input" "$FOXEVAL" report "$h/data/r.json" -o "$h/datalink/../data/r.json"
+refuse "compare -o one of its inputs" "an output never replaces an input" "$FOXEVAL" compare "$h/data/r.json" "$h/data/r.json" -o "$h/data/r.json"
+refuse "plot loss -o its input" "an output never replaces an input" "$FOXEVAL" plot loss "$h/data/r.json" -o "$h/data/r.json"
+refuse "inspect gates -o the model's config.json" "is inside the input --model" "$FOXEVAL" inspect gates --model "$h/model" --data "$h/data/t.npy" -o "$h/model/config.json"
+refuse "lm-eval run --log-samples inside its --data" "is inside the input --data" \
+  "$FOXEVAL" lm-eval run --model "$h/model" --tasks piqa --data "$h/data" --out "$out/e55.json" --log-samples "$h/data/s"
+# Journals: a FIFO is refused at once (never opened for reading); a damaged line names file and line.
+mkdir -p "$out/j55"; mkfifo "$out/j55/n.json.journal.jsonl"
+NJ=(niah run --model $trained --haystack "$tmp/hay" --out "$out/j55/n.json" --lengths 300 --depths 0 --resume)
+refuse "a journal that is a FIFO (no hang)" "the journal is not a regular file" "$FOXEVAL" "${NJ[@]}"
+rm -f "$out/j55/n.json.journal.jsonl"; printf 'garbage\n{"a": 1}\n' >"$out/j55/n.json.journal.jsonl"
+refuse "a damaged journal line" "n.json.journal.jsonl line 1: not a JSON line" "$FOXEVAL" "${NJ[@]}"
+rm -f "$out/j55/n.json.journal.jsonl"
+# Zip members with Windows separators or a drive letter leave the folder for Windows tools: refused.
+$PY -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "w"); z.writestr(zipfile.ZipInfo(sys.argv[2]), "{}\n"); z.close()' \
+  "$tmp/evil2.zip" '..\..\trec.jsonl'
+refuse "zip member ..\\..\\trec.jsonl" "a backslash" "$FOXEVAL" longbench prompts --data "$tmp/evil2.zip" --tasks trec --out "$out/lb55.jsonl"
+$PY -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "w"); z.writestr(zipfile.ZipInfo("data/../../trec.jsonl"), "{}\n"); z.close()' "$tmp/evil3.zip"
+refuse "zip member data/../../trec.jsonl" "not a relative path inside the archive" "$FOXEVAL" longbench prompts --data "$tmp/evil3.zip" --tasks trec --out "$out/lb55.jsonl"
 # Bounded: a FIFO where a .npy belongs, a safetensors header nested 100k deep.
 mkfifo "$tmp/fifo.npy"
 refuse "loss --data a FIFO (no hang)" "not a regular file" "$FOXEVAL" loss --model "$h/model" --data "$tmp/fifo.npy" --bos-id 0 --out "$out/f55.json"
@@ -462,7 +489,7 @@ after=$(snapshot)
 extra=$(cd "$tmp" && find . -mindepth 1 -maxdepth 1 ! -name out ! -name 'e' ! -name 'o' ! -name e2 ! -name o2 ! -name lane2.counts ! -name 'hay*' ! -name afile ! -name '*.npy' \
           ! -name m ! -name 'p?.json' ! -name jp ! -name port ! -name stub.log ! -name deep.json ! -name array.json ! -name 'pd?' \
           ! -name bad_result.json ! -name store ! -name mlinks ! -name h55 ! -name target.txt ! -name evil.zip \
-          ! -name fifo.npy ! -name 'bad*name.npy' ! -name hub55 | tr '\n' ' ')
+          ! -name fifo.npy ! -name 'bad*name.npy' ! -name hub55 ! -name 'evil?.zip' | tr '\n' ' ')
 [ -z "$extra" ] && ok || bad "files written outside --out: $extra"
 left=$(find "$out" \( -name '*.lock' -o -name '*.tmp.*' \) | tr '\n' ' ')
 [ -z "$left" ] && ok || bad "left behind: $left"

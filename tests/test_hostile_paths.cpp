@@ -153,6 +153,11 @@ TEST_CASE("zip members: names inside the archive stay inside it; sizes are bound
   CHECK_FALSE(is_contained_member_name(".."));
   CHECK_FALSE(is_contained_member_name("a\nb"));
   CHECK_FALSE(is_contained_member_name(""));
+  CHECK_FALSE(is_contained_member_name("..\\..\\trec.jsonl"));  // Windows separators
+  CHECK_FALSE(is_contained_member_name("data\\trec.jsonl"));
+  CHECK_FALSE(is_contained_member_name("C:/trec.jsonl"));
+  CHECK_FALSE(is_contained_member_name("c:trec.jsonl"));
+  CHECK(is_contained_member_name("data/./trec.jsonl"));
   TempDir dir("zip");
   const std::string zip = (dir.path / "data.zip").string();
   int code = 0;
