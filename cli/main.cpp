@@ -3,7 +3,6 @@
 // Exit codes (README "Exit codes"): 0 ok; 1 `check` found a regression; 2 bad input or usage
 // (every refusal: a flag, file or field out of its range, a library error from bad input), with
 // one message on stderr and no stack trace; 3 interrupted (state or journal saved; --resume).
-#include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -20,6 +19,7 @@
 #include "cli/validators.h"
 #include "data/errors.h"
 #include "data/utf8.h"
+#include "models/cpu_threads.h"
 
 namespace {
 
@@ -101,11 +101,6 @@ void state_defaults(CLI::App* app) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Pin the CPU thread pools as PyTorch's Python start does: at::set_num_threads also turns off
-  // MKL's dynamic thread count (mkl_set_dynamic(false)), under which MKL may pick fewer threads
-  // for a call when the machine is busy, and so another blocking and other bits (README: identical
-  // runs give identical bits).
-  at::set_num_threads(at::get_num_threads());
   CLI::App app{"foxeval: evaluate FoX-paper checkpoints (loss, niah, longbench, ...)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "foxeval 0.1");
@@ -124,6 +119,9 @@ int main(int argc, char** argv) {
       "torchrun, srun and mpirun work too, across nodes as well: see the README).\n"
       "Exit codes: 0 ok, 1 regression found by `check`, 2 bad input or usage, 3 interrupted (resume with --resume).");
   try {
+    // First, before anything calls into MKL: CPU results that no thread count can change
+    // (models/cpu_threads.h; README: identical bits).
+    foxeval::pin_cpu_numerics();
     if (const auto code = foxeval::launch_local_processes(argc, argv)) return *code;
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,5 @@
 #include "cli/run_options.h"
 
-#include <ATen/Parallel.h>
 #include <fmt/format.h>
 
 #include <csignal>
@@ -10,6 +9,7 @@
 
 #include "cli/validators.h"
 #include "data/cpu_cores.h"
+#include "models/cpu_threads.h"
 #include "models/run_options.h"
 #include "tasks/runner.h"
 #include "tasks/task_def.h"
@@ -28,8 +28,9 @@ void add_run_options(CLI::App* cmd, RunOptions& run, bool pruning) {
       ->check(CLI::IsMember({"auto", "float32", "bfloat16"}));
   // No variable behind it: resolve_run reads it from `cmd` (the thread pools are the process's).
   static const std::string threads_help =
-      "CPU threads for LibTorch's intra-op pool and OpenMP (default: $OMP_NUM_THREADS when set, else the cores "
-      "this process may use: its CPU affinity mask and cgroup CPU quota)";
+      "CPU threads for the matrix products (MKL in its strict reproducible mode: every count gives the same bits; "
+      "every other op runs on one) (default: $OMP_NUM_THREADS when set, else the cores this process may use: its "
+      "CPU affinity mask and cgroup CPU quota)";
   cmd->add_option("--threads", threads_help)->type_name("INT")->check(int_range(1, 4096));
   if (!pruning) return;
   cmd->add_option("--log-pruning-tolerance", run.log_pruning_tolerance,
@@ -48,8 +49,8 @@ void add_shard_options(CLI::App* cmd, ShardArgs& shards, const std::string& what
 
 namespace {
 
-// Sets the CPU thread pools (at::set_num_threads: LibTorch's intra-op pool, OpenMP and MKL) and
-// says how the count was chosen ("" when --threads gave it). OpenMP keeps the count per thread:
+// Sets the CPU threads (models/cpu_threads.h: MKL's GEMMs use them, every other op one) and
+// says how the count was chosen ("" when --threads gave it). MKL keeps the count per thread:
 // set here on the main thread, where every task runs its model. OMP_NUM_THREADS, when set, wins
 // over the cores (the user's or the launcher's choice: --nproc-per-node sets usable cores / N).
 std::string apply_threads(const CLI::App* cmd) {
@@ -66,7 +67,10 @@ std::string apply_threads(const CLI::App* cmd) {
     n = u.cores;
     why = "threads: the cores this process may use (" + u.describe() + ")";
   }
-  at::set_num_threads(static_cast<int>(n));
+  const int64_t in_effect = set_cpu_threads(n);
+  if (in_effect != n)
+    why += fmt::format("{}threads: {} asked, 1 used (this LibTorch has no MKL, whose GEMMs alone can use more "
+                       "threads without changing bits)", why.empty() ? "" : "; ", n);
   return why;
 }
 

@@ -253,8 +253,16 @@ HubModelId hub_model_of_path(const std::string& path) {
 std::string read_hub_ref(const std::string& ref_path) {
   const int fd = ::open(ref_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    if (errno == ENOENT) return "";
-    throw Error(fmt::format("{}: cannot read ({})", ref_path, std::strerror(errno)));
+    const int err = errno;
+    struct stat link {};
+    // A name that is there but leads nowhere is not a missing ref: say where it points.
+    if (err == ENOENT && ::lstat(ref_path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+      std::error_code ec;
+      throw Error(fmt::format("{}: a symbolic link to {}, which does not exist; a ref file holds one commit hash",
+                              ref_path, fs::read_symlink(ref_path, ec).string()));
+    }
+    if (err == ENOENT) return "";
+    throw Error(fmt::format("{}: cannot read ({})", ref_path, std::strerror(err)));
   }
   struct stat st {};
   constexpr off_t kMaxRef = 1024;

@@ -37,10 +37,13 @@ Archive open_archive(const std::string& zip_path) {
 
 bool is_contained_member_name(const std::string& name) {
   // Relative, no ".." component, no control character: joined to the archive's path it stays below it.
+  // A backslash or a drive letter ("C:") is refused too: the zip format separates with '/' only, and
+  // Windows tools read "..\\x" or "C:x" as leaving the folder.
   if (name.empty() || name.front() == '/') return false;
+  if (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0]))) return false;
   for (const char ch : name) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) return false;
+    if (c < 0x20 || c == 0x7f || c == '\\') return false;
   }
   for (size_t start = 0; start <= name.size();) {
     const size_t end = std::min(name.find('/', start), name.size());
@@ -59,8 +62,8 @@ std::vector<std::string> zip_member_names(const std::string& zip_path) {
     if (!name) continue;
     std::string s(name);
     if (!is_contained_member_name(s))
-      throw Error(fmt::format("{}: member {} is not a relative path inside the archive (absolute, '..' or control "
-                              "characters); refusing the archive", zip_path, nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).substr(0, 200)));
+      throw Error(fmt::format("{}: member {} is not a relative path inside the archive (absolute, a drive letter, "
+                              "'..', a backslash or control characters); refusing the archive", zip_path, nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).substr(0, 200)));
     if (s.back() != '/') names.push_back(std::move(s));
   }
   return names;

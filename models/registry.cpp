@@ -1,6 +1,5 @@
 #include "models/registry.h"
 
-#include <ATen/Parallel.h>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include "data/errors.h"
 #include "data/switches.h"
 #include "data/hub_cache.h"
+#include "models/cpu_threads.h"
 #include "models/delta_net/delta_net_model.h"
 #include "models/fox/fox_model.h"
 #include "models/hgrn2/hgrn2_model.h"
@@ -51,7 +51,7 @@ void announce(const std::string& dir, const ModelDigest& digest, const CausalLM&
   for (const auto& [key, value] : info.settings)
     if (key == "log_pruning_tolerance") pruning = value;
   // The CPU threads as set (cli --threads, OMP_NUM_THREADS or the usable cores), not as asked.
-  std::string numerics = fmt::format("device {}, dtype {}, threads {}", options.device, options.dtype, at::get_num_threads());
+  std::string numerics = fmt::format("device {}, dtype {}, threads {}", options.device, options.dtype, cpu_threads());
   if (!options.chosen.empty()) numerics += " (" + options.chosen + ")";
   if (info.family.rfind("FoX", 0) == 0)
     numerics += pruning.empty() ? ", pruning off" : ", log_pruning_tolerance " + pruning;

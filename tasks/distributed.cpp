@@ -3,12 +3,19 @@
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <c10/util/Logging.h>
 
 #include <csignal>
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
+#include <algorithm>
+#include <condition_variable>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "data/errors.h"
 #include "tasks/launcher_env.h"
@@ -56,6 +63,88 @@ std::string short_what(const std::exception& e) {
 
 std::vector<uint8_t> bytes(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
 std::string text(const std::vector<uint8_t>& b) { return std::string(b.begin(), b.end()); }
+
+// Runs `work` on a thread of its own and waits for it at most `limit`; then throws Error(late()).
+// The thread is left behind on a timeout (it blocks on a socket and owns all it uses, nothing of
+// the caller's), and the process ends with the refusal.
+template <typename T>
+T within_deadline(std::function<T()> work, std::chrono::milliseconds limit, const std::function<std::string()>& late) {
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::optional<T> value;
+    std::exception_ptr error;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([shared, work = std::move(work)] {
+    std::optional<T> value;
+    std::exception_ptr error;
+    try {
+      value.emplace(work());
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(shared->mu);
+    shared->value = std::move(value);
+    shared->error = error;
+    shared->done = true;
+    shared->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(shared->mu);
+  if (!shared->cv.wait_for(lock, limit, [&] { return shared->done; })) throw Error(late());
+  if (shared->error) std::rethrow_exception(shared->error);
+  return std::move(*shared->value);
+}
+
+struct Connected {
+  StorePtr base, heartbeat;  // the run's client and the heartbeat thread's own
+};
+
+// Connects to (or hosts) the store and signs in. Two jobs on one MASTER_PORT: the second job's
+// ranks reach the first job's store. Each rank signs in under its number first: a number already
+// signed in is another job's, told at once (before this rank writes anything the other job reads).
+Connected connect_store(const DistributedEnv& env, const c10d::TCPStoreOptions& o, const std::string& address,
+                        const std::string& prefix) {
+  const bool host_it = o.isServer;
+  const std::string hosted_by = env.agent_store ? ", hosted by torchrun's agent" : host_it ? "" : ", hosted by rank 0";
+  const auto seconds = o.timeout.count() / 1000;
+  Connected out;
+  try {
+    out.base = c10::make_intrusive<c10d::TCPStore>(env.host, o);
+  } catch (const c10::Error& e) {
+    const std::string why = e.what_without_backtrace();
+    throw Error(fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s: {}{}",
+                            env.rank, host_it ? "host" : "reach", address, hosted_by, seconds,
+                            why.substr(0, why.find('\n')),
+                            why.find("EADDRINUSE") != std::string::npos || why.find("in use") != std::string::npos
+                                ? fmt::format(" (is another job using MASTER_PORT={}? give each job its own)", env.port)
+                                : ""));
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s: {}",
+                            env.rank, host_it ? "host" : "reach", address, hosted_by, seconds, short_what(e)));
+  }
+  try {
+    const int64_t signed_in = out.base->add(fmt::format("{}/signed_in/{}", prefix, env.rank), 1);
+    const std::vector<uint8_t> world_bytes = bytes(std::to_string(env.world));
+    const std::string world_key = fmt::format("{}/world", prefix);
+    const std::string their_world = text(out.base->compareSet(world_key, {}, world_bytes));
+    if (signed_in > 1 || their_world != std::to_string(env.world))
+      throw Error(fmt::format("rank {}: the rendezvous store at {} already has {} (MASTER_ADDR/MASTER_PORT): another job "
+                              "uses MASTER_PORT={}; give each job its own port",
+                              env.rank, address,
+                              signed_in > 1 ? fmt::format("a rank {}", env.rank)
+                                            : fmt::format("a job of {} ranks, this one has {}", their_world, env.world),
+                              env.port));
+    out.heartbeat = out.base->clone();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("rank {}: the rendezvous store at {} failed: {}", env.rank, address, short_what(e)));
+  }
+  return out;
+}
+
 
 }  // namespace
 
@@ -123,47 +212,30 @@ DistributedSession::DistributedSession(const DistributedEnv& env)
   o.numWorkers = std::nullopt;
   o.waitWorkers = false;
   o.timeout = timeout_;
-  StorePtr base;
-  try {
-    base = c10::make_intrusive<c10d::TCPStore>(env_.host, o);
-  } catch (const c10::Error& e) {
-    const std::string why = e.what_without_backtrace();
-    throw Error(fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s: {}{}",
-                            env_.rank, host_it ? "host" : "reach", address(),
-                            env_.agent_store ? ", hosted by torchrun's agent" : host_it ? "" : ", hosted by rank 0",
-                            timeout_.count() / 1000, why.substr(0, why.find('\n')),
-                            why.find("EADDRINUSE") != std::string::npos || why.find("in use") != std::string::npos
-                                ? fmt::format(" (is another job using MASTER_PORT={}? give each job its own)", env_.port)
-                                : ""));
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s: {}",
-                            env_.rank, host_it ? "host" : "reach", address(),
-                            env_.agent_store ? ", hosted by torchrun's agent" : host_it ? "" : ", hosted by rank 0",
-                            timeout_.count() / 1000, short_what(e)));
-  }
   const std::string prefix = fmt::format("foxeval/{}", env_.attempt.empty() ? "0" : env_.attempt);
-  // Two jobs on one MASTER_PORT: the second job's ranks reach the first job's store. Each rank
-  // signs in under its number first: a number already signed in is another job's, told at once
-  // (before this rank writes anything the other job reads).
-  try {
-    const int64_t signed_in = base->add(fmt::format("{}/signed_in/{}", prefix, env_.rank), 1);
-    const std::vector<uint8_t> world_bytes = bytes(std::to_string(env_.world));
-    const std::string world_key = fmt::format("{}/world", prefix);
-    const std::string their_world = text(base->compareSet(world_key, {}, world_bytes));
-    if (signed_in > 1 || their_world != std::to_string(env_.world))
-      throw Error(fmt::format("rank {}: the rendezvous store at {} already has {} (MASTER_ADDR/MASTER_PORT): another job "
-                              "uses MASTER_PORT={}; give each job its own port",
-                              env_.rank, address(),
-                              signed_in > 1 ? fmt::format("a rank {}", env_.rank)
-                                            : fmt::format("a job of {} ranks, this one has {}", their_world, env_.world),
-                              env_.port));
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("rank {}: the rendezvous store at {} failed: {}", env_.rank, address(), short_what(e)));
-  }
+  // Connecting, signing in and the heartbeat's second client, on a thread of their own under one
+  // deadline: a peer at MASTER_PORT that accepts and never answers (another program, a hung store)
+  // blocks TCPStore's reads for ever (they have no timeout before its first wait). TCPStore's own
+  // connect timeout is FOXEVAL_DIST_TIMEOUT too; this one, a second later, is the backstop.
+  // TCPStore logs each failed try (as a warning, the last as an error) with a C++ backtrace; the
+  // refusal below names the reason once. Unless the user set c10's level (TORCH_CPP_LOG_LEVEL):
+  // fatal messages only, from here on.
+  if (!std::getenv("TORCH_CPP_LOG_LEVEL")) FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, 3);
+  const std::string where = address();
+  const DistributedEnv env_copy = env_;
+  const Connected c = within_deadline<Connected>(
+      [env_copy, o, where, prefix] { return connect_store(env_copy, o, where, prefix); }, timeout_ + std::chrono::seconds(1),
+      [&] {
+        return fmt::format("rank {}: cannot {} the rendezvous store at {} (MASTER_ADDR/MASTER_PORT{}) within {} s "
+                           "(FOXEVAL_DIST_TIMEOUT): it does not answer; is something other than this job's store "
+                           "listening on MASTER_PORT={}?",
+                           env_.rank, host_it ? "host" : "reach", where,
+                           env_.agent_store ? ", hosted by torchrun's agent" : host_it ? "" : ", hosted by rank 0",
+                           timeout_.count() / 1000, env_.port);
+      });
+  StorePtr base = c.base;
   auto store = c10::make_intrusive<c10d::PrefixStore>(prefix, base);
-  auto hb = c10::make_intrusive<c10d::PrefixStore>(prefix, base->clone());
+  auto hb = c10::make_intrusive<c10d::PrefixStore>(prefix, c.heartbeat);
   store_ = store.get();
   hb_store_ = hb.get();
   store_holder_ = std::make_shared<StorePtr>(store);

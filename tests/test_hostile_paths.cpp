@@ -153,6 +153,11 @@ TEST_CASE("zip members: names inside the archive stay inside it; sizes are bound
   CHECK_FALSE(is_contained_member_name(".."));
   CHECK_FALSE(is_contained_member_name("a\nb"));
   CHECK_FALSE(is_contained_member_name(""));
+  CHECK_FALSE(is_contained_member_name("..\\..\\trec.jsonl"));  // Windows separators
+  CHECK_FALSE(is_contained_member_name("data\\trec.jsonl"));
+  CHECK_FALSE(is_contained_member_name("C:/trec.jsonl"));
+  CHECK_FALSE(is_contained_member_name("c:trec.jsonl"));
+  CHECK(is_contained_member_name("data/./trec.jsonl"));
   TempDir dir("zip");
   const std::string zip = (dir.path / "data.zip").string();
   int code = 0;
@@ -192,6 +197,9 @@ TEST_CASE("bounded reads: FIFOs refused at once, refs bounded, a shrinking .npy 
   write(dir.path / "main", "0123abcd\n");
   CHECK(read_hub_ref((dir.path / "main").string()) == "0123abcd");
   CHECK(read_hub_ref((dir.path / "none").string()) == "");
+  // A link to nothing is not a missing ref: it is named as the link it is.
+  fs::create_symlink(dir.path / "gone", dir.path / "dangling");
+  CHECK(error_of<Error>([&] { read_hub_ref((dir.path / "dangling").string()); }).find("a symbolic link to") != std::string::npos);
   // A digest of a FIFO is refused, not waited on.
   CHECK(error_of<Error>([&] { sha256_file((dir.path / "fifo").string()); }).find("not a regular file") != std::string::npos);
   // A .npy that shrinks under a reader.
