@@ -174,6 +174,12 @@ bad_suite "an unset var" "has no value in this file: give --set data=VALUE" "var
 $head
 tasks:
   - {task: loss, data: \"\${data}\", seq-len: 8}"
+bad_suite "an unknown RULER task" "s.yaml:4: tasks[0].tasks: 'niah_single_9' is not a RULER task" "$head
+tasks:
+  - task: ruler
+    tasks: [niah_single_1, niah_single_9]"
+bad_suite "a model folder that is not there" "s.yaml:1: models[0].path: /nonexistent/model is not a folder" "models: [{label: m, path: /nonexistent/model}]
+tasks: [{task: loss, data: x, seq-len: 8}]"
 bad_suite "not YAML" "not valid YAML" "models: [
 tasks: : :"
 bad_suite "a duplicate label" "the label 'm' is given twice" "models: [{label: m, path: a}, {label: m, path: b}]
