@@ -81,7 +81,7 @@ expect_ok "niah run" "$FOXEVAL" niah run "${cpu[@]}" --model $tr --haystack $sha
 expect_ok "lm-eval run" "$FOXEVAL" lm-eval run "${cpu[@]}" --model $tr --data tests/fixtures/lm_eval/data \
   --tasks wikitext,piqa,arc_easy --limit 2 --max-length 256 --out "$tmp/cmd/lm-eval.json"
 expect_ok "loss" "$FOXEVAL" loss "${cpu[@]}" --model tests/fixtures/official/fox_pro --data data/default/tokens.npy --bos-id 0 \
-  --seq-len 512 --out "$tmp/cmd/loss.json"
+  --seq-len 512 --tokens 2048 --out "$tmp/cmd/loss.json"
 expect_ok "longbench run" "$FOXEVAL" longbench run "${cpu[@]}" --model $tr --data tests/fixtures/longbench/data --tasks qasper,trec \
   --limit 1 --max-length 600 --max-new-tokens 8 --out "$tmp/cmd/longbench"
 for pair in fox_pro_trained/niah.json:niah.json fox_pro_trained/lm-eval.json:lm-eval.json \
@@ -107,6 +107,21 @@ sed -e "s|^  repo: .*|  repo: $(pwd)|" -e "s|^  shared: .*|  shared: $(cd "$shar
 expect_ok "--resume from a suite file that names the same data elsewhere" "$FOXEVAL" suite run "$tmp/moved.yaml" -o "$tmp/b" --resume
 [ "$(grep -c 'finished earlier, skipped' "$tmp/err")" -eq 16 ] && ! grep -q '^\[foxeval\] model ' "$tmp/err" && ok \
   || bad "the same data by content under other paths: all 16 kept, no model loaded"
+# Stopped again in a run that visits the tasks in another order (the models reversed): the records
+# of the finished tasks it has not reached are kept in suite.json, so the next --resume keeps them.
+$PY - "$tmp/moved.yaml" "$tmp/reversed.yaml" <<'PYEOF'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = lines.index("models:")
+lines[i + 1:i + 4] = reversed(lines[i + 1:i + 4])
+open(sys.argv[2], "w").write("\n".join(lines))
+PYEOF
+rm "$tmp/b/fox_llama_random/ruler.json"
+"$FOXEVAL" suite run "$tmp/reversed.yaml" -o "$tmp/b" --resume --stop-after fox_llama_random/ruler:1 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 3 ] && $PY -c 'import json,sys; s=json.load(open(sys.argv[1])); assert len(s["tasks"]) == 16 and not s["complete"] and all("identity" in t for t in s["tasks"]), len(s["tasks"])' \
+  "$tmp/b/suite.json" && ok || { bad "a second stop keeps every finished task's record"; tail -3 "$tmp/err" >&2; }
+expect_ok "--resume after a second stop" "$FOXEVAL" suite run "$tmp/reversed.yaml" -o "$tmp/b" --resume
+same_folders "$tmp/a" "$tmp/b" && ok || bad "stopped twice, in two orders, and resumed == one run"
 # A setting of one entry changed: refused before any model loads, naming the result, the field and the way out.
 sed -e "s|^  repo: .*|  repo: $(pwd)|" -e "s|^  shared: .*|  shared: $(cd "$shared" && pwd)|" -e "s|max-new-tokens: 8$|max-new-tokens: 9|" \
   tasks/suite/presets/smoke.yaml >"$tmp/changed.yaml"

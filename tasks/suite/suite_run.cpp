@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "data/content_digest.h"
 #include "data/errors.h"
@@ -70,16 +71,16 @@ nlohmann::json entry_identity(const SuitePlan& plan, const SuiteEntry& e, const 
   return id;
 }
 
-// The identity each task of an earlier run of this folder recorded in its suite.json, by
+// The task rows of an earlier run of this folder's suite.json that carry an identity, by
 // "{label}/{name}" (none when the folder has no suite.json).
-std::map<std::string, nlohmann::json> recorded_identities(const std::string& out_dir) {
+std::map<std::string, nlohmann::json> recorded_rows(const std::string& out_dir) {
   std::map<std::string, nlohmann::json> out;
   const fs::path p = fs::path(out_dir) / "suite.json";
   if (!fs::is_regular_file(p)) return out;
   const nlohmann::json s = read_json(p.string());
   for (const auto& t : s.value("tasks", nlohmann::json::array()))
     if (t.is_object() && t.contains("identity") && t.value("label", "") != "")
-      out[t.value("label", "") + "/" + t.value("name", "")] = t["identity"];
+      out[t.value("label", "") + "/" + t.value("name", "")] = t;
   return out;
 }
 
@@ -105,8 +106,9 @@ void check_finished_result(const std::string& out_dir, const std::string& label,
   const nlohmann::json hs = r.contains("header") ? r["header"].value("settings", nlohmann::json::object()) : nlohmann::json::object();
   for (const char* key : {"model_digest", "dtype"})
     if (hs.contains(key) && hs[key] != now[key]) header_said[key] = hs[key], header_now[key] = now[key];
-  if (it->second == now && header_said.empty()) return;
-  const nlohmann::json diff = it->second != now ? diff_fields(it->second, now) : diff_fields(header_said, header_now);
+  const nlohmann::json& then = it->second.at("identity");
+  if (then == now && header_said.empty()) return;
+  const nlohmann::json diff = then != now ? diff_fields(then, now) : diff_fields(header_said, header_now);
   std::string fields;
   for (const auto& d : diff) fields += (fields.empty() ? "" : "; ") + d.get<std::string>();
   throw Error(fmt::format("--resume: {} was made with other settings, model or data than {}'s entry '{}' gives now "
@@ -135,8 +137,11 @@ nlohmann::json run_suite(const SuitePlan& plan, const SuiteRunSettings& s) {
   const auto identity_of = [&](const SuiteModel& m, const SuiteEntry& e) {
     return entry_identity(plan, e, s.run, model_digests.at(m.label), digests);
   };
+  // An earlier run's rows (--resume): each finished task is checked against its row, and rows this
+  // run has not reached yet are carried into every suite.json it writes before the end, so a second
+  // stop (or another rank reading the file while rank 0 rewrites it) loses no record.
+  const std::map<std::string, nlohmann::json> recorded = s.resume ? recorded_rows(s.out_dir) : std::map<std::string, nlohmann::json>{};
   if (s.resume) {
-    const std::map<std::string, nlohmann::json> recorded = recorded_identities(s.out_dir);
     for (const SuiteModel& m : plan.models)
       for (const SuiteEntry& e : plan.tasks)
         if (runs_for(e, m.label) && finished(s.out_dir, m.label, e))
@@ -148,12 +153,19 @@ nlohmann::json run_suite(const SuitePlan& plan, const SuiteRunSettings& s) {
   // suite.json after every task (complete: false until the end), so a stopped suite's finished
   // tasks keep the record --resume checks them by.
   const auto suite_json = [&](bool complete) {
+    nlohmann::json listed = tasks;
+    if (!complete) {
+      std::set<std::string> here;
+      for (const auto& t : tasks) here.insert(t.value("label", "") + "/" + t.value("name", ""));
+      for (const auto& [key, row] : recorded)
+        if (!here.count(key)) listed.push_back(row);
+    }
     nlohmann::json out = {{"header", result_header("suite", plan.settings, seconds_since(t0))},
                           {"kind", "foxeval-suite"},
                           {"suite", plan.file},
                           {"complete", complete},
                           {"models", models},
-                          {"tasks", tasks},
+                          {"tasks", listed},
                           {"device", s.run.device},
                           {"dtype", s.run.dtype},
                           {"wall_s", seconds_since(t0)}};
