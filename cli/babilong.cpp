@@ -74,7 +74,7 @@ CommandRegistrar babilong_command([](CLI::App& root) {
     auto out = std::make_shared<std::string>();
     CLI::App* cmd = group->add_subcommand("requests", "Write lm-eval's generate_until requests (context, gen_kwargs), no model");
     add_data_options(cmd, *data, *tasks, *lengths, *limit);
-    cmd->add_option("--out", *out, "JSON lines: {length, task, doc_id, context, gen_kwargs}")->required();
+    cmd->add_option("-o,--out", *out, "JSON lines: {length, task, doc_id, context, gen_kwargs}")->required();
     cmd->callback([=] {
       const std::vector<babilong::SplitData> splits = babilong::select_splits(*data, *tasks, *lengths, *limit);
       std::string text;
@@ -93,7 +93,7 @@ CommandRegistrar babilong_command([](CLI::App& root) {
     CLI::App* cmd = group->add_subcommand("run", "Generate and score every task at every length (resumable, shardable)");
     cmd->add_option("--model", s->model_dir, "Hugging Face checkpoint directory or repo id")->required();
     add_data_options(cmd, s->data, s->tasks, s->lengths, s->limit);
-    cmd->add_option("--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
+    cmd->add_option("-o,--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
     cmd->add_option("--max-length", s->max_length,
                     "keep the last N - 16 prompt tokens, as lm-eval's HFLM with max_length=N (default: no truncation)")
         ->check(int_range(17, kMaxContextTokens));

@@ -98,7 +98,7 @@ const CommandRegistrar reg([](CLI::App& root) {
   CLI::App* sub = bench_subcommand(root,
       "tokenizer", "Time GPT-2 tokenization (one thread) of text files, JSON-escaped");
   sub->add_option("--file", a->files, "text files to encode")->required()->check(CLI::ExistingFile);
-  mark_output(sub->add_option("--json", a->json_out, "also write the results to this JSON file"));
+  mark_output(sub->add_option("-o,--out,--json", a->json_out, "also write the results to this JSON file (--json: its older name)"));
   sub->add_option("--repeats", a->repeats, "timed runs after one warm-up (median reported)")->check(int_range(1, 10000));
   sub->add_option("--model", a->model, "model directory with vocab.json/merges.txt");
   sub->callback([a]() { run_bench(*a); });

@@ -53,10 +53,23 @@ CommandRegistrar compare_command([](CLI::App& root) {
                               a->inputs.size()));
     auto given = [&](size_t i) { return a->labels.empty() ? std::string() : a->labels[i]; };
     std::vector<FileComparison> all;
-    std::vector<std::string> unpaired;
+    std::vector<std::string> unpaired, skipped;
     for (size_t i = 1; i < a->inputs.size(); ++i) {
       const bool folders = std::filesystem::is_directory(a->inputs[0]);
       for (const auto& [fa, fb] : compare_pairs(a->inputs[0], a->inputs[i], &unpaired)) {
+        // In folders, a result that keeps no per-item scores (inspect gates: pooled statistics; a
+        // longbench folder's result.json, eval.py's format) is named and passed over; two files
+        // given by name are compared or refused.
+        if (folders) {
+          const auto has_items = [](const std::string& f) {
+            const nlohmann::json r = read_json(f);
+            return r.is_object() && r.contains("per_item") && r["per_item"].is_object() && !r["per_item"].empty();
+          };
+          if (!has_items(fa) || !has_items(fb)) {
+            skipped.push_back(has_items(fa) ? fb : fa);
+            continue;
+          }
+        }
         // Two folders: name each side by its folder (its model), unless labelled.
         std::string la = folders ? label_of(a->inputs[0], given(0)) : label_of(fa, given(0));
         std::string lb = folders ? label_of(a->inputs[i], given(i)) : label_of(fb, given(i));
@@ -65,6 +78,11 @@ CommandRegistrar compare_command([](CLI::App& root) {
       }
     }
     for (const std::string& u : unpaired) std::fprintf(stderr, "foxeval compare: note: %s has no counterpart\n", u.c_str());
+    for (const std::string& k : skipped)
+      std::fprintf(stderr, "foxeval compare: note: %s keeps no per_item scores: not compared (inspect gates and "
+                           "LongBench's result.json keep none; a result of an older foxeval: rerun it)\n", k.c_str());
+    if (all.empty())
+      throw Error(fmt::format("compare: no pair of results with per_item scores in {} and the other inputs", a->inputs[0]));
     const std::string text = a->format == "json" ? comparisons_json(all, a->options).dump(1) + "\n"
                                                  : render_comparisons_markdown(all, a->options);
     if (a->out.empty())

@@ -72,7 +72,7 @@ CommandRegistrar ruler_command([](CLI::App& root) {
   auto tasks = std::make_shared<std::string>(), lengths = std::make_shared<std::string>();
   CLI::App* samples = group->add_subcommand("samples", "Write the generated docs as JSONL (lm-eval's --log_samples `doc`)");
   add_samples_options(samples, *s, *tasks, *lengths, "checkpoint directory whose tokenizer sizes the haystacks (default: bundled GPT-2)");
-  samples->add_option("--out", s->out_path, "JSONL file to write")->required();
+  samples->add_option("-o,--out", s->out_path, "JSONL file to write")->required();
   samples->callback([s, tasks, lengths] {
     resolve_samples_options(*s, *tasks, *lengths);
     ruler::write_samples(*s);
@@ -82,7 +82,7 @@ CommandRegistrar ruler_command([](CLI::App& root) {
   CLI::App* score = group->add_subcommand("score", "Score predictions of `ruler samples` docs as lm-eval does (per task, length, category)");
   score->add_option("--samples", sc->samples_path, "JSONL from `foxeval ruler samples`")->required();
   score->add_option("--predictions", sc->predictions_path, "JSONL of {\"task\", \"doc_id\", \"prediction\"}, one per doc")->required();
-  score->add_option("--out", sc->out_path, "result JSON (with the common header)");
+  score->add_option("-o,--out", sc->out_path, "result JSON (with the common header)");
   score->callback([sc] {
     const nlohmann::json r = ruler::score_predictions(*sc);
     std::fputs(ruler::score_table(r).c_str(), stdout);
@@ -96,7 +96,7 @@ CommandRegistrar ruler_command([](CLI::App& root) {
   add_samples_options(run, r->samples, *run_tasks, *run_lengths, "Hugging Face checkpoint directory or repo id (its tokenizer sizes the haystacks)");
   run->get_option("--model")->required();
   run->add_option("--limit", r->limit, "the first N docs of each task at each length (default: all 500)")->check(int_range(1));
-  run->add_option("--out", r->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
+  run->add_option("-o,--out", r->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
   run->add_option("--max-length", r->max_length,
                   "keep the last N - max_gen_toks prompt tokens, as lm-eval's HFLM with max_length=N (default: no truncation)")
       ->check(int_range(2, kMaxContextTokens));

@@ -9,6 +9,8 @@ tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 while IFS=$'\t' read -r baseline result; do cp "$tmp/$result" "$here/results/baseline/$baseline"; done <"$tmp/baselines.tsv"
 # The smoke suite (tests/cli_suite_test.sh `suite check`s against it): suite.json and the result
 # files it lists (a longbench folder's run.json, not its official prediction files).
+# Its second GPT-2-vocabulary model is made, not committed (seeded: the same bytes every time).
+(cd "$here" && .venv/bin/python tests/tools/make_random_gpt2_model.py .scratch/fox_llama_gpt2_random)
 "${1:-$here/build/foxeval}" suite run --preset smoke -o "$tmp/suite" >/dev/null
 dest="$here/results/baseline/suite-smoke"
 rm -rf "$dest" && mkdir -p "$dest"

@@ -64,6 +64,39 @@ PYEOF
     expect_ok "plot gates --sort $sort" "$FOXEVAL" plot gates "$tmp/t.json" --sort $sort --tolerance 10 -o "$tmp/h_$sort.svg"
     grep -q "</svg>" "$tmp/h_$sort.svg" && ok || bad "heatmap $sort"
   done
+  # Every label inside the canvas, measured in Chromium: the 2-head model's rotated "heads by reach"
+  # caption, the colour bar's caption and ticks, and a long title.
+  expect_ok "plot gates, a long title" "$FOXEVAL" plot gates "$tmp/t.json" --sort reach \
+    --title "a rather long title for a two-layer model's median decay reach at e^-5" -o "$tmp/h_title.svg"
+  expect_ok "plot gates, the official fixture" "$FOXEVAL" plot gates "$tmp/g.json" -o "$tmp/h_small.svg"
+  CHROMIUM="$(command -v chromium || command -v chromium-browser || true)"
+  if [ -z "$CHROMIUM" ]; then
+    echo "SKIP: chromium is not installed: plot gates' labels were NOT measured"
+  else
+    { echo '<html><body style="margin:0">'
+      for f in h_head h_reach h_title h_small; do echo "<div id=\"$f\">"; cat "$tmp/$f.svg"; echo '</div>'; done
+      cat <<'HTMLEOF'
+<script>
+var out = [];
+document.querySelectorAll('svg').forEach(function (svg) {
+  var box = svg.getBoundingClientRect();
+  svg.querySelectorAll('text').forEach(function (t) {
+    var r = t.getBoundingClientRect();
+    if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+      out.push(svg.parentNode.id + ':' + t.textContent);
+  });
+});
+var p = document.createElement('pre'); p.id = 'check';
+p.textContent = 'svgs=' + document.querySelectorAll('svg').length + ';outside=' + out.join('|') + ';end';
+document.body.appendChild(p);
+</script></body></html>
+HTMLEOF
+    } >"$tmp/svgs.html"
+    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run --user-data-dir="$tmp/profile" \
+      --window-size=2000,3000 --virtual-time-budget=3000 --dump-dom "file://$tmp/svgs.html" >"$tmp/svgs_dom.html" 2>/dev/null
+    grep -q 'svgs=4;outside=;end' "$tmp/svgs_dom.html" && ok \
+      || { bad "plot gates: every label inside the canvas ($(grep -o 'svgs=[^<]*' "$tmp/svgs_dom.html"))"; }
+  fi
 else
   echo "skipped the trained-model part: $trained is not there"
 fi

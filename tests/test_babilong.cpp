@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <map>
+#include <tuple>
+#include <vector>
 
 #include "data/json_file.h"
 #include "tasks/babilong/babilong_run.h"
@@ -119,4 +121,29 @@ TEST_CASE("babilong run: scored predictions, and an interrupted run resumed give
   const nlohmann::json resumed = babilong::run_babilong(s);
   CHECK(resumed.at("samples") == whole.at("samples"));
   CHECK(resumed.at("acc") == whole.at("acc"));
+}
+
+TEST_CASE("babilong: per_item holds each document's accuracy per task and length, and per length over the tasks") {
+  // qa1 at 0k: 1, 0, 1; qa2 at 0k: 0; qa1 at 1k: 1, 1 (records in item order, as the runner gives them).
+  std::vector<nlohmann::json> records;
+  const std::vector<std::tuple<std::string, std::string, int, double>> docs = {
+      {"qa1", "0k", 0, 1}, {"qa1", "0k", 1, 0}, {"qa1", "0k", 2, 1}, {"qa2", "0k", 0, 0}, {"qa1", "1k", 0, 1}, {"qa1", "1k", 1, 1}};
+  for (const auto& [task, length, doc, acc] : docs)
+    records.push_back({{"task", task}, {"length", length}, {"doc_id", doc}, {"acc", acc}});
+  const nlohmann::json r = babilong::build_result(nlohmann::json::object(), records);
+  const nlohmann::json& p = r.at("per_item");
+  CHECK(p.at("acc/qa1/0k").at("ids") == nlohmann::json({"qa1/0k/0", "qa1/0k/1", "qa1/0k/2"}));
+  CHECK(p.at("acc/qa1/0k").at("values") == nlohmann::json({1.0, 0.0, 1.0}));
+  CHECK(p.at("acc/qa1/0k").at("n") == 3);
+  // lm-eval's mean_stderr: sample stddev / sqrt(n) = sqrt(1/3) / sqrt(3) = 1/3.
+  CHECK(p.at("acc/qa1/0k").at("stderr").get<double>() == doctest::Approx(1.0 / 3).epsilon(1e-14));
+  CHECK(p.at("acc/qa2/0k").at("n") == 1);
+  CHECK(p.at("acc/qa2/0k").at("stderr") == "N/A");
+  // The group's mean at a length is over its documents (weighted by tasks' documents, as lm-eval's group).
+  CHECK(p.at("mean_by_length/0k").at("ids") == nlohmann::json({"qa1/0k/0", "qa1/0k/1", "qa1/0k/2", "qa2/0k/0"}));
+  CHECK(r.at("mean_by_length").at("0k").get<double>() == 0.5);
+  CHECK(p.at("mean_by_length/1k").at("n") == 2);
+  // Every metric's per_item aggregates to the metric itself.
+  CHECK(r.at("acc").at("qa1").at("0k").get<double>() == 2.0 / 3);
+  CHECK(p.size() == 5);
 }

@@ -12,6 +12,7 @@
 #include "data/errors.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
+#include "tasks/item_stats.h"
 #include "tasks/runner.h"
 
 namespace foxeval::babilong {
@@ -139,6 +140,20 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
         counts[t][l] = by[t][l].second;
       }
   for (const std::string& l : lengths) mean[l] = by_length[l].first / static_cast<double>(by_length[l].second);
+  // Each document's accuracy (0/1) per metric, for n, standard errors and `foxeval compare`'s pairing
+  // (tasks/item_stats.h): acc/{task}/{length} over its documents, mean_by_length/{length} over every
+  // document at that length (the group's mean is weighted by documents: a plain mean over them).
+  std::map<std::string, ItemScores> items;
+  for (const nlohmann::json& r : records) {
+    const std::string t = r.at("task").get<std::string>(), l = r.at("length").get<std::string>();
+    const std::string id = fmt::format("{}/{}/{}", t, l, r.at("doc_id").get<int64_t>());
+    for (const std::string& metric : {"acc/" + t + "/" + l, "mean_by_length/" + l}) {
+      items[metric].ids.push_back(id);
+      items[metric].values.push_back(r.at("acc").get<double>());
+    }
+  }
+  nlohmann::json per_item = nlohmann::json::object();
+  for (const auto& [metric, its] : items) per_item[metric] = per_item_entry(its);
   nlohmann::json result = {{"kind", "foxeval-babilong"},
                            {"identity", identity},
                            {"tasks", tasks},
@@ -146,6 +161,7 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
                            {"acc", nlohmann::json::parse(scores.dump())},
                            {"n", nlohmann::json::parse(counts.dump())},
                            {"mean_by_length", nlohmann::json::parse(mean.dump())},
+                           {"per_item", per_item},
                            {"samples", records}};
   return result;
 }

@@ -22,11 +22,13 @@ void add(results::TableFiller& f, const results::ResultFile& r) {
   Table& mean = f.table("babilong", "BABILong: accuracy (%) by context length, mean over the tasks run");
   const size_t row = f.row(mean, r.label);
   for (const json& l : lengths)
-    f.set(mean, row, f.column(mean, length_column(l.get<std::string>())), 100 * r.json.at("mean_by_length").at(l.get<std::string>()).get<double>(), r);
+    f.set(mean, row, f.column(mean, length_column(l.get<std::string>())), 100 * r.json.at("mean_by_length").at(l.get<std::string>()).get<double>(), r,
+          "mean_by_length/" + l.get<std::string>(), 100);
   for (auto t = r.json.at("acc").begin(); t != r.json.at("acc").end(); ++t) {
     Table& table = f.table("babilong-" + t.key(), "BABILong " + t.key() + ": accuracy (%) by context length");
     const size_t tr = f.row(table, r.label);
-    for (auto l = t->begin(); l != t->end(); ++l) f.set(table, tr, f.column(table, length_column(l.key())), 100 * l->get<double>(), r);
+    for (auto l = t->begin(); l != t->end(); ++l) f.set(table, tr, f.column(table, length_column(l.key())), 100 * l->get<double>(), r,
+                                                    "acc/" + t.key() + "/" + l.key(), 100);
   }
 }
 

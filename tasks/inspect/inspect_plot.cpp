@@ -80,6 +80,15 @@ std::string colour_bar(double x, double y, double h, double lo, double hi, const
   return out;
 }
 
+// An upper bound on a label's width in pixels: DejaVu Sans (the first font asked for, wider than
+// Helvetica and Arial) advances at most about 0.62 em for the characters drawn here (digits,
+// lower-case letters, "(e^-5)"); bold text about 10% more. Code points, not bytes, count.
+double text_width(const std::string& s, double font_size, bool bold = false) {
+  size_t chars = 0;
+  for (unsigned char c : s) chars += (c & 0xC0) != 0x80;
+  return 0.62 * font_size * static_cast<double>(chars) * (bold ? 1.1 : 1.0);
+}
+
 std::string decade(double v) {
   if (v == 0) return "1";
   return fmt::format("1e{}", static_cast<int>(v));
@@ -98,7 +107,7 @@ std::string attention_svg(const AttentionMaps& m, const std::string& title, doub
   const int64_t n = m.end - m.begin;
   if (n < 1) throw Error("inspect attention: an empty span");
   const double size = std::clamp(4.0 * static_cast<double>(n), 240.0, 520.0), gap = 70, left = 60, top = 70;
-  const double W = left + 2 * size + gap + 110, H = top + size + 60;
+  const double W = std::max(left + 2 * size + gap + 110, text_width(title, 17, true) + 20), H = top + size + 60;
   std::string svg = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" font-family="{2}">)",
       W, H, kFont);
@@ -157,14 +166,38 @@ std::string gates_heatmap_svg(const nlohmann::json& result, double tolerance, co
       std::stable_sort(cols[l].begin(), cols[l].end(), [](const Cell& a, const Cell& b) { return a.reach > b.reach; });
   }
   const double cw = std::clamp(640.0 / L, 14.0, 64.0), ch = std::clamp(480.0 / Hn, 12.0, 40.0);
-  const double left = 70, top = 56, W = left + cw * L + 130, H = top + ch * Hn + 60;
-  const bool text = cw >= 30 && ch >= 16;
+  const double left = 70;
+  // Every label inside the canvas: the canvas grows to the widest label (title, colour bar's caption
+  // and ticks, the rotated axis caption), and a cell's label shrinks to its cell or is left out.
+  const std::string y_caption = sort == "head" ? "head" : "heads by reach (longest first)";
+  const std::string bar_caption = fmt::format("median reach (e^-{})", tkey);
+  const double grid_h = ch * Hn;
+  const double top = std::max(56.0, 56.0 + (text_width(y_caption, 14) - grid_h) / 2);  // the rotated caption's upper end
+  const double H = std::max(top + grid_h + 60, top + grid_h / 2 + text_width(y_caption, 14) / 2 + 8);
+  const double bar_x = left + cw * L + 30;
+  double widest_tick = 0;
+  for (double v = 0; v <= top_log + 1e-9; v += std::max(1.0, std::ceil(top_log / 8.0)))
+    widest_tick = std::max(widest_tick, text_width(short_count(std::exp2(v)), 12));
+  const double title_w = text_width(title, 16, true);
+  const double W = std::max({bar_x - 4 + text_width(bar_caption, 12) + 10, bar_x + 21 + widest_tick + 10, title_w + 20});
+  const double title_x = std::clamp(left + cw * L / 2, title_w / 2 + 10, W - title_w / 2 - 10);
+  std::vector<std::vector<std::string>> labels(L, std::vector<std::string>(Hn));
+  double widest_label = 0;
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t r = 0; r < Hn; ++r) {
+      const Cell& c = cols[l][r];
+      labels[l][r] = std::isinf(c.reach) ? "all" : short_count(c.reach);
+      if (sort == "reach") labels[l][r] = fmt::format("h{} {}", c.head, labels[l][r]);
+      widest_label = std::max(widest_label, text_width(labels[l][r], 1));
+    }
+  const double font = std::min({12.0, ch * 0.6, (cw - 4) / widest_label});
+  const bool text = font >= 8 && ch >= 12;
   std::string svg = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" font-family="{2}">)",
       W, H, kFont);
   svg += "\n" + fmt::format(R"(<rect x="0" y="0" width="{:.0f}" height="{:.0f}" fill="#ffffff"/>)", W, H) + "\n";
   svg += fmt::format(R"(<text x="{:.2f}" y="24" font-size="16" font-weight="bold" text-anchor="middle" fill="#222">{}</text>)",
-                     left + cw * L / 2, xml_escape(title)) + "\n";
+                     title_x, xml_escape(title)) + "\n";
   for (int64_t l = 0; l < L; ++l)
     for (int64_t r = 0; r < Hn; ++r) {
       const Cell& c = cols[l][r];
@@ -172,12 +205,9 @@ std::string gates_heatmap_svg(const nlohmann::json& result, double tolerance, co
       const double x = left + l * cw, y = top + r * ch;
       svg += fmt::format(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}" stroke="#fff" stroke-width="0.5"/>)",
                          x, y, cw, ch, viridis(t)) + "\n";
-      if (text) {
-        std::string label = std::isinf(c.reach) ? "all" : short_count(c.reach);
-        if (sort == "reach") label = fmt::format("h{} {}", c.head, label);
-        svg += fmt::format(R"(<text x="{:.2f}" y="{:.2f}" font-size="{:.0f}" text-anchor="middle" fill="{}">{}</text>)", x + cw / 2,
-                           y + ch / 2 + 4, std::min(12.0, ch * 0.6), t > 0.6 ? "#222" : "#fff", label) + "\n";
-      }
+      if (text)
+        svg += fmt::format(R"(<text x="{:.2f}" y="{:.2f}" font-size="{:.1f}" text-anchor="middle" fill="{}">{}</text>)", x + cw / 2,
+                           y + ch / 2 + font / 3, font, t > 0.6 ? "#222" : "#fff", labels[l][r]) + "\n";
     }
   svg += fmt::format(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="none" stroke="#333"/>)", left, top, cw * L,
                      ch * Hn) + "\n";
@@ -194,9 +224,8 @@ std::string gates_heatmap_svg(const nlohmann::json& result, double tolerance, co
                      top + ch * Hn + 38) + "\n";
   svg += fmt::format(R"(<text x="{0:.2f}" y="{1:.2f}" font-size="14" text-anchor="middle" fill="#222" )"
                      R"svg(transform="rotate(-90 {0:.2f} {1:.2f})">{2}</text>)svg",
-                     22.0, top + ch * Hn / 2, sort == "head" ? "head" : "heads by reach (longest first)") + "\n";
-  svg += colour_bar(left + cw * L + 30, top, ch * Hn, 0.0, top_log, fmt::format("median reach (e^-{})", tkey),
-                    [](double v) { return short_count(std::exp2(v)); });
+                     22.0, top + ch * Hn / 2, y_caption) + "\n";
+  svg += colour_bar(bar_x, top, ch * Hn, 0.0, top_log, bar_caption, [](double v) { return short_count(std::exp2(v)); });
   svg += "</svg>\n";
   return svg;
 }

@@ -119,9 +119,10 @@ nlohmann::json run_ruler(const RunSettings& s) {
   std::fprintf(stderr, "[ruler] %zu docs: %zu tasks x %zu lengths\n", jobs.size(), tasks.size(), lengths.size());
 
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.samples.model_dir);
-  std::unique_ptr<CausalLM> model = load_model(s.samples.model_dir, s.run);
+  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.samples.model_dir, s.run);
+  CausalLM* model = s.model ? s.model : loaded.get();
   RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model.get();
+  rs.model = model;
   Runner runner(rs, "ruler", identity(s, docs, tasks, lengths, *model, tok), items);
   // Batches of 4 x --batch-size docs to the scheduler, longest first (as babilong and longbench:
   // the slots stay busy; an answer depends on its prompt and its bucket's slot count only).

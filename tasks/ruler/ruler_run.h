@@ -28,6 +28,8 @@ struct RunSettings {
   int64_t max_length = 0;  // > 0: HFLM's left truncation to max_length - max_gen_toks prompt tokens
   int64_t max_gen_toks = 0;  // > 0: every task's max_gen_toks (lm-eval's --gen_kwargs max_gen_toks=N)
   RunOptions run;
+  // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load samples.model_dir.
+  CausalLM* model = nullptr;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted) after this many docs

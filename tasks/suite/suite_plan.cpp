@@ -79,6 +79,10 @@ SuitePlan make_plan(const SuiteText& t, const PlanOverrides& o) {
       const std::string path = text_field(t, m, p, "path", ""), repo = text_field(t, m, p, "repo", "");
       if (path.empty() == repo.empty()) throw Error(t.source.at(p, fmt::format("models[{}]: give one of path and repo", i)));
       const std::string model = repo.empty() ? (fs::path(path).is_absolute() ? path : (fs::path(base) / path).lexically_normal().string()) : repo;
+      // A folder that is not there stops the suite here, at its line (not later as an unknown repo id).
+      if (repo.empty() && !fs::is_directory(model))
+        throw Error(t.source.at(p + "/path", fmt::format("models[{}].path: {} is not a folder (a checkpoint folder; a "
+                                                          "comment beside it may say how it is made)", i, model)));
       std::string label = text_field(t, m, p, "label", "");
       if (label.empty()) label = fs::path(model).filename().string();
       if (!plain_name(label))
@@ -121,7 +125,7 @@ SuitePlan make_plan(const SuiteText& t, const PlanOverrides& o) {
       }
     }
     TaskSettings settings(e, p, &t.source, base);
-    SuiteEntry entry{task, name, only, (*prepare)(settings, plan.cap)};
+    SuiteEntry entry{task, name, only, (*prepare)(settings, plan.cap), e, settings.paths()};
     settings.finish();
     entry.prepared.inputs = settings.inputs();
     for (const NamedPath& in : settings.inputs()) plan.inputs.push_back(in);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,8 @@ struct SuiteEntry {
   std::string task, name;  // name: the output's name under OUT/{label}/ (default: the task's)
   std::vector<std::string> models;  // the labels it runs for (models: [a, b]); empty: every model
   PreparedTask prepared;
+  nlohmann::json settings;                    // the entry as read (after ${vars}), for the resume check
+  std::map<std::string, std::string> paths;   // its settings read as paths, resolved (TaskSettings::paths)
 };
 
 struct SuitePlan {

@@ -94,6 +94,7 @@ std::string TaskSettings::path(const std::string& key) {
   if (p.empty()) return p;
   const std::string resolved = fs::path(p).is_absolute() ? p : (fs::path(base_dir_) / p).lexically_normal().string();
   inputs_.push_back({where(key), resolved});
+  paths_[key] = resolved;
   return resolved;
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ class TaskSettings {
   void finish() const;
 
   const std::vector<NamedPath>& inputs() const { return inputs_; }
+  // The keys read as paths, each with its resolved path (the suite's resume check compares them by content).
+  const std::map<std::string, std::string>& paths() const { return paths_; }
 
  private:
   const nlohmann::json* get(const std::string& key);
@@ -68,6 +71,7 @@ class TaskSettings {
   const SourceLines* source_;
   std::set<std::string> read_;
   std::vector<NamedPath> inputs_;
+  std::map<std::string, std::string> paths_;
 };
 
 // What a prepared task runs with, given by the suite at run time.
