@@ -46,7 +46,8 @@ import sys
 import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIX = os.path.join(ROOT, "tests", "fixtures", "ruler")
+# RULER_GOLDENS_OUT: write into another folder (tests/cli_ruler_lm_eval_test.sh compares it with the committed one).
+FIX = os.environ.get("RULER_GOLDENS_OUT") or os.path.join(ROOT, "tests", "fixtures", "ruler")
 LENGTHS = [1024, 4096]
 LONG_LENGTH = 16384
 LONG_TASKS = ["niah_single_2", "niah_multikey_3", "ruler_vt", "ruler_cwe", "ruler_fwe", "ruler_qa_squad", "ruler_qa_hotpot"]
