@@ -263,7 +263,6 @@ bool fdtype(at::ScalarType t) { return t == at::kFloat || t == at::kBFloat16; }
 
 // FOXEVAL_FUSED_GLUE=0 turns every kernel off (callers take their torch-op paths): A/B timing.
 bool enabled() { return fused_glue_on(); }
-bool glue_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // t itself when its rows are evenly spaced, else a contiguous copy; `rs` gets the row stride.
 at::Tensor rows_of(const at::Tensor& t, int64_t& rs) {
@@ -325,10 +324,10 @@ at::Tensor launch_row_norm(const at::Tensor& x_in, const at::Tensor& resid, cons
   at::Tensor y = head_major ? empty_head_major(x.size(0), x.size(1), num_groups, Dg, y_opts) : at::empty(x.sizes(), y_opts);
   const int64_t rows = x.numel() / D;
   if (rows == 0) return y;
-  bool vec = D % kGlueChunk == 0 && x_rs % kGlueChunk == 0 && glue_aligned(x.data_ptr()) && glue_aligned(w.data_ptr()) &&
-             glue_aligned(y.data_ptr());
-  if (g.defined()) vec = vec && g_rs % kGlueChunk == 0 && glue_aligned(g.data_ptr());
-  if (resid.defined()) vec = vec && glue_aligned(resid.data_ptr());
+  bool vec = D % kGlueChunk == 0 && x_rs % kGlueChunk == 0 && cuda_types::aligned(x.data_ptr(), 16) && cuda_types::aligned(w.data_ptr(), 16) &&
+             cuda_types::aligned(y.data_ptr(), 16);
+  if (g.defined()) vec = vec && g_rs % kGlueChunk == 0 && cuda_types::aligned(g.data_ptr(), 16);
+  if (resid.defined()) vec = vec && cuda_types::aligned(resid.data_ptr(), 16);
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
   const float n = 1.f / static_cast<float>(vpg ? Dg : D), feps = static_cast<float>(eps);
   const int Di = static_cast<int>(D);
@@ -413,7 +412,7 @@ at::Tensor fused_swiglu(const at::Tensor& y_in, bool silu, at::ScalarType out_dt
   at::Tensor out = at::empty(shape, y.options().dtype(out_dtype));
   if (out.numel() == 0) return out;
   const int64_t rows = y.numel() / (2 * I);
-  const bool vec = I % kGlueChunk == 0 && glue_aligned(y.data_ptr()) && glue_aligned(out.data_ptr());
+  const bool vec = I % kGlueChunk == 0 && cuda_types::aligned(y.data_ptr(), 16) && cuda_types::aligned(out.data_ptr(), 16);
   const int64_t total = rows * ((I + kGlueChunk - 1) / kGlueChunk);
   const int threads = 256, blocks = elementwise_blocks(total, threads);
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
@@ -455,8 +454,8 @@ at::Tensor fused_token_shift(const at::Tensor& proj_in, const at::Tensor& alpha_
   at::Tensor mask = mask_in.defined() ? mask_in.contiguous() : at::Tensor();
   at::Tensor out = head_major ? empty_head_major(B, Tn, H, Dh, proj.options()) : at::empty({B, Tn, C}, proj.options());
   if (out.numel() == 0) return out;
-  bool vec = Dh % kGlueChunk == 0 && p_rs % kGlueChunk == 0 && glue_aligned(proj.data_ptr()) && glue_aligned(out.data_ptr());
-  if (prev.defined()) vec = vec && glue_aligned(prev.data_ptr());
+  bool vec = Dh % kGlueChunk == 0 && p_rs % kGlueChunk == 0 && cuda_types::aligned(proj.data_ptr(), 16) && cuda_types::aligned(out.data_ptr(), 16);
+  if (prev.defined()) vec = vec && cuda_types::aligned(prev.data_ptr(), 16);
   const int64_t total = B * Tn * (vec ? C / kGlueChunk : C);
   const int threads = 256, blocks = elementwise_blocks(total, threads);
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
@@ -502,7 +501,7 @@ at::Tensor fused_rotary(const at::Tensor& x_in, const at::Tensor& positions, con
   at::Tensor x = head_major ? x_in : x_in.contiguous(), pos = positions.contiguous(), f = inv_freq.contiguous();
   at::Tensor out = head_major ? empty_head_major(B, Tn, H, D, x.options()) : at::empty_like(x, at::MemoryFormat::Contiguous);
   if (out.numel() == 0) return out;
-  const bool vec = (D / 2) % kGlueChunk == 0 && glue_aligned(x.data_ptr()) && glue_aligned(out.data_ptr()) && glue_aligned(f.data_ptr());
+  const bool vec = (D / 2) % kGlueChunk == 0 && cuda_types::aligned(x.data_ptr(), 16) && cuda_types::aligned(out.data_ptr(), 16) && cuda_types::aligned(f.data_ptr(), 16);
   const int64_t total = B * Tn * H * (vec ? D / 2 / kGlueChunk : D / 2);
   const int threads = 256, blocks = elementwise_blocks(total, threads);
   const auto stream = at::cuda::getCurrentCUDAStream().stream();

@@ -151,7 +151,6 @@ bool gemv_enabled() {
   return on;
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // y = x W^T (+ bias), or with glu != kPlain the gated product of its two halves.
 at::Tensor launch_gemv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, Glu glu) {
@@ -172,7 +171,7 @@ at::Tensor launch_gemv(const at::Tensor& x, const at::Tensor& weight, const at::
   if (bias.defined() && (!bias.is_cuda() || bias.device() != x.device() || bias.scalar_type() != at::kBFloat16 ||
                          bias.numel() != W || !bias.is_contiguous()))
     return at::Tensor();
-  if (!aligned16(x2.data_ptr()) || !aligned16(weight.data_ptr())) return at::Tensor();
+  if (!cuda_types::aligned(x2.data_ptr(), 16) || !cuda_types::aligned(weight.data_ptr(), 16)) return at::Tensor();
   c10::cuda::CUDAGuard guard(x.device());
   auto out_shape = x.sizes().vec();
   out_shape.back() = N;

@@ -204,7 +204,6 @@ __global__ void __launch_bounds__(kGluThreads, 1)
   }
 }
 
-bool glu_aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 }  // namespace
 
@@ -218,7 +217,7 @@ bool glu_gemm_supports(const at::Tensor& x, const at::Tensor& weight) {
   // The kernel counts rows, tiles and each CTA's k-steps (at most all tiles' k-steps) in int.
   if (M < kGluGemmMinRows || (M + kBM - 1) / kBM * (N2 / 2 / kHalfN) * (K / kBK) >= (int64_t(1) << 31)) return false;
   // A contiguous x is read in place (a non-contiguous one is copied to a fresh, aligned tensor).
-  if (!glu_aligned16(weight.data_ptr()) || (x.is_contiguous() && !glu_aligned16(x.data_ptr()))) return false;
+  if (!cuda_types::aligned(weight.data_ptr(), 16) || (x.is_contiguous() && !cuda_types::aligned(x.data_ptr(), 16))) return false;
   if (at::cuda::getDeviceProperties(x.device().index())->major != 9) return false;  // wgmma, setmaxnreg: sm_90a
   return env_switch_on("FOXEVAL_GLU_GEMM");
 }

@@ -264,7 +264,6 @@ __global__ void __launch_bounds__(256) merge_rows_kernel(const float2* __restric
   if (lane == 0) out[row] = lab_logit[row] - (m + logf(s));
 }
 
-bool head_aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 }  // namespace
 
@@ -280,7 +279,7 @@ bool lm_head_loss_supports(const at::Tensor& hidden, const at::Tensor& head, int
   const int64_t tiles = (M + kHeadBM - 1) / kHeadBM * ((vocab + kBN - 1) / kBN);
   // Rows, tiles and each CTA's k-steps (at most all tiles' k-steps) are counted in int.
   if (M < kLmHeadLossMinRows || tiles * (K / kHeadBK) >= (int64_t(1) << 31)) return false;
-  if (!head_aligned16(head.data_ptr())) return false;
+  if (!cuda_types::aligned(head.data_ptr(), 16)) return false;
   if (at::cuda::getDeviceProperties(hidden.device().index())->major != 9) return false;  // wgmma, setmaxnreg
   return env_switch_on("FOXEVAL_LM_HEAD_LOSS");
 }
@@ -296,7 +295,7 @@ at::Tensor lm_head_token_logprobs(const at::Tensor& hidden, const at::Tensor& he
   // A fresh contiguous bf16 copy is aligned (the caching allocator's 512 bytes); a bf16 view is
   // copied when it is not contiguous.
   at::Tensor x = hidden.reshape({M, K}).to(at::kBFloat16).contiguous();
-  if (!head_aligned16(x.data_ptr())) x = x.clone();
+  if (!cuda_types::aligned(x.data_ptr(), 16)) x = x.clone();
   at::Tensor lab = labels.reshape({M}).contiguous();
   const int64_t n_col = (vocab + kBN - 1) / kBN;
   const auto f32 = hidden.options().dtype(at::kFloat);
