@@ -195,6 +195,10 @@ tasks:
     tasks: [niah_single_1, niah_single_9]"
 bad_suite "a model folder that is not there" "s.yaml:1: models[0].path: /nonexistent/model is not a folder" "models: [{label: m, path: /nonexistent/model}]
 tasks: [{task: loss, data: x, seq-len: 8}]"
+# A hostile scalar (300k digits) is typed without recursion (RE2): an error at its field, not SIGSEGV.
+bad_suite "a 300000-digit scalar" "s.yaml:1: models[0].path: /nonexistent/model is not a folder" "models: [{label: m, path: /nonexistent/model}]
+vars: {n: $(printf '1%.0s' $(seq 1 300000))}
+tasks: [{task: loss, data: x, seq-len: 8}]"
 bad_suite "not YAML" "not valid YAML" "models: [
 tasks: : :"
 bad_suite "a duplicate label" "the label 'm' is given twice" "models: [{label: m, path: a}, {label: m, path: b}]

@@ -1,9 +1,8 @@
 #include "tasks/suite/suite_file.h"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
-
-#include <regex>
 
 #include "data/errors.h"
 #include "data/json_file.h"
@@ -18,13 +17,15 @@ const std::string kNoValue = std::string("\0unset", 6);
 nlohmann::json scalar_value(const YAML::Node& node) {
   const std::string& s = node.Scalar();
   if (node.Tag() == "!") return s;  // quoted
-  static const std::regex integer("[-+]?[0-9]+"), number("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  // RE2, not std::regex: a suite file is the user's text, and std::regex recurses per character
+  // (a scalar of 300k digits overflowed the stack).
+  static const RE2 integer("[-+]?[0-9]+"), number("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
   try {
-    if (std::regex_match(s, integer)) return std::stoll(s);
-    if (std::regex_match(s, number)) return std::stod(s);
+    if (RE2::FullMatch(s, integer)) return std::stoll(s);
+    if (RE2::FullMatch(s, number)) return std::stod(s);
   } catch (const std::out_of_range&) {
     // beyond int64/double: kept as text, and the field's reader names it
   }
