@@ -139,9 +139,14 @@ nlohmann::json result_settings(const nlohmann::json& result) {
   return s;
 }
 
-SettingsComparison compare_result_settings(const nlohmann::json& result, const nlohmann::json& baseline) {
-  SettingsComparison c;
-  nlohmann::json rs = result_settings(result), bs = result_settings(baseline);
+namespace {
+
+// The content-digest rule at one level of the settings and, below it, in every object both files
+// hold under the same key: a task may nest what it read (inspect's "source": {data, data_digest}),
+// and a nested description's path is information exactly as a top-level one is.
+void settle_content_digests(nlohmann::json& rs, nlohmann::json& bs, const std::string& where,
+                            std::vector<std::string>& notes) {
+  const std::string at = where.empty() ? "" : " (" + where + ")";
   for (const auto& [digest, what] : kContentDigests) {
     const bool in_r = rs.contains(digest), in_b = bs.contains(digest);
     if (in_r && in_b) {
@@ -150,23 +155,34 @@ SettingsComparison compare_result_settings(const nlohmann::json& result, const n
         const std::string format_r = storage_format(rs.value("data", nlohmann::json())),
                           format_b = storage_format(bs.value("data", nlohmann::json()));
         if (rs[digest] != bs[digest] && !format_r.empty() && !format_b.empty() && format_r != format_b)
-          c.notes.push_back(fmt::format(
-              "the data digests differ, and the baseline read {} data while the result read {}: a data digest covers "
-              "the files as stored (a .npy's header and rows; a zarr array's .zarray and compressed chunks), so the "
-              "same tokens stored both ways digest differently. If both hold the same tokens, compare with "
+          notes.push_back(fmt::format(
+              "the data digests{} differ, and the baseline read {} data while the result read {}: a data digest "
+              "covers the files as stored (a .npy's header and rows; a zarr array's .zarray and compressed chunks), "
+              "so the same tokens stored both ways digest differently. If both hold the same tokens, compare with "
               "--ignore-settings",
-              format_b, format_r));
+              at, format_b, format_r));
         rs.erase("data");
         bs.erase("data");
       }
     } else if (in_r != in_b) {
-      c.notes.push_back(fmt::format("the {} has no {} (made before foxeval recorded content digests): the {} is "
-                                    "compared by the other settings only",
-                                    in_r ? "baseline" : "result", digest, what));
+      notes.push_back(fmt::format("the {} has no {}{} (made before foxeval recorded content digests): the {} is "
+                                  "compared by the other settings only",
+                                  in_r ? "baseline" : "result", digest, at, what));
       rs.erase(digest);
       bs.erase(digest);
     }
   }
+  for (auto it = rs.begin(); it != rs.end(); ++it)
+    if (it->is_object() && bs.contains(it.key()) && bs[it.key()].is_object())
+      settle_content_digests(*it, bs[it.key()], where.empty() ? it.key() : where + "/" + it.key(), notes);
+}
+
+}  // namespace
+
+SettingsComparison compare_result_settings(const nlohmann::json& result, const nlohmann::json& baseline) {
+  SettingsComparison c;
+  nlohmann::json rs = result_settings(result), bs = result_settings(baseline);
+  settle_content_digests(rs, bs, "", c.notes);
   std::vector<std::string> not_comparable;
   compare_settings(bs, rs, "", c.differ, not_comparable);
   if (!not_comparable.empty()) {

@@ -68,7 +68,8 @@ struct SettingsComparison {
 // The settings of `result` against `baseline`'s, as check compares them:
 //  * where things lie (identity_information_keys(): the model folder, data folders, how a digest was
 //    found) never counts; the model and data count by their content digests;
-//  * when both have a data_digest, "data" (a description holding the path) is information too;
+//  * when both have a data_digest, "data" (a description holding the path) is information too, at
+//    any depth (a task may nest what it read: inspect's "source");
 //  * a content digest only one file has (the other made before foxeval recorded them) is left out,
 //    with a note: that file's model (or data) is compared by what both record (model_type and
 //    num_parameters; a loss run's data description, path included);

@@ -214,6 +214,37 @@ TEST_CASE("check: models and data by content: another path passes, other content
   CHECK(one_difference(base, base, "data_digest", "sha256:4444").rfind("data_digest:", 0) == 0);
 }
 
+TEST_CASE("check: data nested in the settings (inspect's source) counts by its digest too, not its path") {
+  // What CI found: a baseline made in one checkout, checked in another, differed only in
+  // source/data's path (inspect-gates records the tokens it read under "source").
+  const nlohmann::json base = {{"header",
+                                {{"settings",
+                                  {{"model_digest", "sha256:1111"},
+                                   {"source",
+                                    {{"data", "npy:/a/repo/tokens.npy dtype=<u2 shape=[4, 16]"},
+                                     {"data_digest", "sha256:2222"},
+                                     {"bos_id", 0}}}}}}}};
+  nlohmann::json moved = base;
+  moved["header"]["settings"]["source"]["data"] = "npy:/b/clone/tokens.npy dtype=<u2 shape=[4, 16]";
+  const SettingsComparison c = compare_result_settings(moved, base);
+  CHECK(c.differ.empty());
+  CHECK(c.notes.empty());
+  nlohmann::json other = moved;
+  other["header"]["settings"]["source"]["data_digest"] = "sha256:3333";
+  const SettingsComparison d = compare_result_settings(other, base);
+  REQUIRE(d.differ.size() == 1);
+  CHECK(d.differ[0].rfind("source/data_digest:", 0) == 0);
+  nlohmann::json bos = moved;
+  bos["header"]["settings"]["source"]["bos_id"] = 1;
+  CHECK(compare_result_settings(bos, base).differ.size() == 1);
+  // A nested description without a digest on one side is still compared (path included), with a note.
+  nlohmann::json old = base;
+  old["header"]["settings"]["source"].erase("data_digest");
+  const SettingsComparison e = compare_result_settings(moved, old);
+  CHECK(e.notes.size() == 1);
+  CHECK(e.differ.size() == 1);
+}
+
 TEST_CASE("check: a file made before content digests is compared on what both record, with a note") {
   // An older loss baseline: no digests, the data described with its path.
   const nlohmann::json old = {{"header",
