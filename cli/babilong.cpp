@@ -15,6 +15,7 @@
 #include "tasks/babilong/babilong_table.h"
 #include "tasks/distributed.h"
 #include "tasks/runner.h"
+#include "tasks/babilong/babilong_summary.h"
 
 namespace foxeval {
 namespace {
@@ -27,25 +28,6 @@ void add_data_options(CLI::App* cmd, std::string& data, std::vector<std::string>
   cmd->add_option("--tasks", tasks, "comma-separated tasks qa1..qa20 (default: qa1,qa2,qa3,qa4,qa5)")->delimiter(',');
   cmd->add_option("--lengths", lengths, "comma-separated lengths 0k,1k,..,128k (default: every length present)")->delimiter(',');
   cmd->add_option("--limit", limit, "first N documents of each task and length (default: all)")->check(int_range(1));
-}
-
-// Accuracy x 100 per task (rows) and length (columns), and the mean per length.
-void print_table(const nlohmann::json& r) {
-  std::printf("task");
-  for (const auto& l : r.at("lengths")) std::printf("\t%s", l.get<std::string>().c_str());
-  std::printf("\n");
-  for (const auto& t : r.at("tasks")) {
-    std::printf("%s", t.get<std::string>().c_str());
-    for (const auto& l : r.at("lengths")) {
-      const nlohmann::json& row = r.at("acc").at(t.get<std::string>());
-      if (row.contains(l.get<std::string>())) std::printf("\t%.1f", 100 * row.at(l.get<std::string>()).get<double>());
-      else std::printf("\t-");
-    }
-    std::printf("\n");
-  }
-  std::printf("mean");
-  for (const auto& l : r.at("lengths")) std::printf("\t%.1f", 100 * r.at("mean_by_length").at(l.get<std::string>()).get<double>());
-  std::printf("\n");
 }
 
 CommandRegistrar plot_babilong_command([](CLI::App& root) {
@@ -111,7 +93,7 @@ CommandRegistrar babilong_command([](CLI::App& root) {
                       static_cast<long long>(s->shard_index), static_cast<long long>(s->num_shards));
           return;
         }
-        print_table(result);
+        babilong::print_babilong_summary(result);
       });
     });
   }

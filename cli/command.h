@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "data/errors.h"
+#include "data/flag_values.h"  // parse_int_list
 #include "models/model.h"
 
 namespace foxeval {
@@ -39,38 +40,6 @@ inline CLI::App* command_group(CLI::App& root, const std::string& name, const st
   CLI::App* group = root.add_subcommand(name, about);
   group->require_subcommand(1);
   return group;
-}
-
-// A flag's list of integers: "1,2,3", "1 2 3" or "[1, 2, 3]". Errors name the flag and the place;
-// an empty item ("1,,2", a leading or trailing comma) is refused, not skipped.
-inline std::vector<int64_t> parse_int_list(const std::string& s, const std::string& flag) {
-  std::vector<int64_t> v;
-  std::size_t i = 0;
-  bool item_due = false;  // a comma was the last separator: an integer must come next
-  while (i < s.size()) {
-    const char c = s[i];
-    if (c == ',') {
-      if (v.empty() || item_due)
-        throw Error(fmt::format("{}: empty list item before the comma at character {} of '{}'", flag, i, s.substr(0, 40)));
-      item_due = true;
-      ++i;
-      continue;
-    }
-    if (c == '[' || c == ']' || std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-      continue;
-    }
-    std::size_t used = 0;
-    try {
-      v.push_back(std::stoll(s.substr(i), &used));
-    } catch (const std::exception&) {
-      throw Error(fmt::format("{}: not an integer at character {}: '{}'", flag, i, s.substr(i, 12)));
-    }
-    item_due = false;
-    i += used;
-  }
-  if (item_due) throw Error(fmt::format("{}: empty list item after the last comma of '{}'", flag, s.substr(0, 40)));
-  return v;
 }
 
 }  // namespace foxeval

@@ -18,9 +18,10 @@
 #include "tasks/lm_eval/lm_eval_output.h"
 #include "tasks/lm_eval/lm_eval_task.h"
 #include "tasks/lm_eval/lm_eval_table.h"
+#include "tasks/lm_eval/request_files.h"
 #include "tasks/lm_eval/task_data.h"
-#include "tasks/output_lock.h"
 #include "tasks/runner.h"
+#include "tasks/lm_eval/lm_eval_summary.h"
 
 namespace foxeval {
 namespace {
@@ -50,25 +51,6 @@ void parse_limit(const std::string& text, int64_t* count, double* fraction) {
     throw Error(fmt::format("--limit: '{}' is not allowed: must be an integer >= 1 (documents) or a fraction 0 < N < 1", text));
   if (v < 1) *fraction = v;
   else *count = static_cast<int64_t>(v);
-}
-
-void write_request_lines(const std::string& tasks, const std::string& data_dir, const std::string& limit_text,
-                         const std::string& out) {
-  int64_t limit = -1;
-  double fraction = 0;
-  parse_limit(limit_text, &limit, &fraction);
-  const OutputLock lock(out);  // one writer per --out, as every task run
-  std::string text;
-  size_t count = 0;
-  const std::vector<lm_eval::TaskConfig> configs = lm_eval::parse_task_list(tasks);
-  lm_eval::check_data_for_tasks(data_dir, configs.size());
-  for (const lm_eval::TaskConfig& c : configs)
-    for (const nlohmann::json& line : lm_eval::request_lines(lm_eval::load_task_docs(c, data_dir, limit, fraction))) {
-      text += line.dump() + "\n";
-      ++count;
-    }
-  write_text_atomic(out, text);
-  std::fprintf(stderr, "[lm-eval] %zu requests written to %s\n", count, out.c_str());
 }
 
 // lm-eval's own spellings of `lm_eval --model hf ...`, beside foxeval's: each maps onto a foxeval
@@ -196,19 +178,6 @@ void apply_lm_eval_spellings(CLI::App* run, const LmEvalSpellings& l, lm_eval::L
   }
 }
 
-void print_results(const nlohmann::json& result) {
-  if (!result.contains("results")) return;  // a shard part: `foxeval merge` makes the result
-  std::printf("task\tmetric,filter\tvalue\tstderr\n");  // lm-eval's own table names its columns too
-  for (auto& [task, r] : result["results"].items())
-    for (auto& [key, v] : r.items()) {
-      if (key == "alias" || key.find("_stderr,") != std::string::npos) continue;
-      const std::string se_key = key.substr(0, key.find(',')) + "_stderr" + key.substr(key.find(','));
-      const nlohmann::json& se = r.value(se_key, nlohmann::json("N/A"));
-      std::printf("%s\t%s\t%.6f\t%s\n", task.c_str(), key.c_str(), v.get<double>(),
-                  se.is_number() ? fmt::format("{:.6f}", se.get<double>()).c_str() : "N/A");
-    }
-}
-
 CommandRegistrar lm_eval_command([](CLI::App& root) {
   CLI::App* group = command_group(root, "lm-eval", "lm-evaluation-harness 0.4.4 tasks of the paper (zero-shot)");
 
@@ -221,7 +190,12 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   req->add_option("--data", r->data, kDataHelp);
   req->add_option("-o,--out", r->out, "requests, one JSON object per line")->required();
   req->add_option("--limit", r->limit, kLimitHelp);
-  req->callback([r] { write_request_lines(r->tasks, r->data, r->limit, r->out); });
+  req->callback([r] {
+    int64_t limit = -1;
+    double fraction = 0;
+    parse_limit(r->limit, &limit, &fraction);
+    lm_eval::write_request_file(r->tasks, r->data, limit, fraction, r->out);
+  });
 
   auto s = std::make_shared<lm_eval::LmEvalSettings>();
   auto shards = std::make_shared<ShardArgs>();
@@ -252,7 +226,7 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
     apply_lm_eval_spellings(run, *spell, *s);
     resolve_task_settings(run, "lm-eval", *shards, *s);
     nlohmann::json result;
-    run_task("lm-eval", [&] { result = lm_eval::run_lm_eval(*s); }, [&] { print_results(result); });
+    run_task("lm-eval", [&] { result = lm_eval::run_lm_eval(*s); }, [&] { lm_eval::print_lm_eval_summary(result); });
   });
 });
 

@@ -13,14 +13,12 @@
 #include "cli/generation_options.h"
 #include "cli/path_roles.h"
 #include "cli/validators.h"
-#include "data/json_file.h"
-#include "data/url_secrets.h"
 #include "tasks/distributed.h"
 #include "tasks/launcher_env.h"
 #include "tasks/niah/heatmap.h"
 #include "tasks/niah/niah_judge.h"
 #include "tasks/niah/niah_prompts.h"
-#include "tasks/niah/niah_score.h"
+#include "tasks/niah/niah_rescore.h"
 #include "tasks/niah/niah_task.h"
 #include "tasks/niah/niah_table.h"
 #include "tasks/runner.h"
@@ -137,62 +135,16 @@ CommandRegistrar niah_command([](CLI::App& root) {
 
   // ---- score ----
   auto sa = std::make_shared<SpecArgs>();
-  auto judge = std::make_shared<niah::JudgeSettings>();
-  auto s_pred = std::make_shared<std::string>(), s_result = std::make_shared<std::string>(),
-       s_out = std::make_shared<std::string>();
+  auto ss = std::make_shared<niah::RescoreSettings>();
   CLI::App* score = group->add_subcommand("score", "Score a pred.py folder or re-score a result (optionally with a judge)");
-  score->add_option("--pred-dir", *s_pred, "folder of Huggingface_len_L_depth_D.txt (+ .txt.done), from foxeval or pred.py");
-  score->add_option("--result", *s_result, "a `foxeval niah run` result to re-score (mode and answer from it)");
-  score->add_option("-o,--out", *s_out, "scored result JSON")->required();
+  score->add_option("--pred-dir", ss->pred_dir, "folder of Huggingface_len_L_depth_D.txt (+ .txt.done), from foxeval or pred.py");
+  score->add_option("--result", ss->result_path, "a `foxeval niah run` result to re-score (mode and answer from it)");
+  score->add_option("-o,--out", ss->out_path, "scored result JSON")->required();
   add_spec_options(score, *sa);
-  add_judge_options(score, *judge);
-  score->callback([sa, judge, s_pred, s_result, s_out] {
-    if (s_pred->empty() == s_result->empty()) throw Error("give one of --pred-dir and --result");
-    if (judge->url.empty() != judge->model.empty()) throw Error("--judge-url and --judge-model go together");
-    if (judge->url.empty() && judge->api_key_required) throw Error("--judge-key-env: there is no judge (--judge-url) to send a key to");
-    niah::NiahSpec spec = sa->parsed();
-    std::vector<nlohmann::json> records;
-    nlohmann::json identity;
-    if (!s_pred->empty()) {
-      const niah::ResolvedSpec r = niah::resolve_spec(spec);
-      records = niah::read_prediction_folder(*s_pred, r.def.file_prefix);
-      identity = niah::score_identity(r, *s_pred);
-    } else {
-      const nlohmann::json prev = read_json(*s_result);
-      if (!prev.is_object() || !prev.contains("cells") || !prev.contains("header") || !prev["header"].is_object())
-        throw Error(fmt::format("--result {}: not a `foxeval niah` result (no cells/header)", *s_result));
-      identity = prev["header"].value("settings", nlohmann::json::object());
-      if (!identity.is_object() || !identity.contains("answer") || !identity["answer"].is_string() ||
-          (identity.contains("mode") && !identity["mode"].is_string()))
-        throw Error(fmt::format("--result {}: its settings carry no answer (or a mode that is not a string)", *s_result));
-      if (!prev["cells"].is_array()) throw Error(fmt::format("--result {}: \"cells\" must be a list", *s_result));
-      for (const nlohmann::json& c : prev["cells"]) {
-        if (!c.is_object() || !c.contains("length") || !c["length"].is_number_integer() || !c.contains("depth") ||
-            !c["depth"].is_number_integer() || !c.contains("prediction") || !c["prediction"].is_string())
-          throw Error(fmt::format("--result {}: a cell needs an integer length and depth and a string prediction", *s_result));
-        nlohmann::json rec = c;
-        for (const char* k : {"score", "answer_recall", "contains_answer", "judge_score", "judge_reply"}) rec.erase(k);
-        records.push_back(rec);
-      }
-    }
-    if (!judge->url.empty()) {
-      niah::Mode m = niah::load_mode(identity.value("mode", spec.mode));
-      const std::string question = spec.question.empty() ? m.judge_question : spec.question;
-      const std::string reference = spec.needle.empty() ? m.judge_reference : spec.needle;
-      niah::judge_records(records, *judge, question, reference);
-      identity["judge_model"] = judge->model;
-      identity["judge_url"] = url_without_secrets(judge->url);  // never a password or key in a result
-    }
-    nlohmann::json result;
-    try {
-      result = niah::build_result(identity, records);
-    } catch (const nlohmann::json::exception& e) {  // a hand-made --result or prediction records of the wrong types
-      throw Error(fmt::format("{}: a cell has a field of the wrong type ({})", s_result->empty() ? *s_pred : *s_result,
-                              e.what()));
-    }
-    result["header"] = result_header("niah", identity, 0.0);
-    write_json_atomic(*s_out, result);
-    niah::print_summary(result);
+  add_judge_options(score, ss->judge);
+  score->callback([sa, ss] {
+    ss->spec = sa->parsed();
+    niah::print_summary(niah::rescore(*ss));
   });
 });
 

@@ -14,44 +14,10 @@
 #include <limits>
 #include <string>
 
+#include "data/flag_values.h"  // detail::parse_int64/parse_double/shown, kMaxNewTokens, kMaxContextTokens
+
 namespace foxeval {
 
-namespace detail {
-
-inline std::string int_bounds_text(int64_t lo, int64_t hi) {
-  if (hi == std::numeric_limits<int64_t>::max()) return fmt::format("an integer >= {}", lo);
-  return fmt::format("an integer in [{}, {}]", lo, hi);
-}
-
-// Parses all of `s` as a base-10 integer; false when it is not one or overflows int64.
-inline bool parse_int64(const std::string& s, int64_t& out) {
-  if (s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno == ERANGE || end == s.c_str() || *end != '\0') return false;
-  out = static_cast<int64_t>(v);
-  return true;
-}
-
-inline bool parse_double(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0') return false;
-  out = v;
-  return true;
-}
-
-// The value as typed, cut and with control characters shown as '?', for messages.
-inline std::string shown(const std::string& s) {
-  std::string out = s.substr(0, 40);
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return s.size() > 40 ? out + "..." : out;
-}
-
-}  // namespace detail
 
 // An integer in [lo, hi] (hi defaults to no upper bound).
 inline CLI::Validator int_range(int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max()) {
@@ -111,11 +77,5 @@ inline CLI::Validator finite_number() {
       "");
 }
 
-// The largest number of new tokens any generation flag takes (2^20): beyond any context the
-// checkpoints were trained or evaluated at, small enough that its buffers are never the problem.
-constexpr int64_t kMaxNewTokens = int64_t(1) << 20;
-// The largest context length in tokens a flag may ask for (2^20, 1M tokens: 32x the paper's longest NIAH
-// context and 16x LongCrawl64's rows).
-constexpr int64_t kMaxContextTokens = int64_t(1) << 20;
 
 }  // namespace foxeval

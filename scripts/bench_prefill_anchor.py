@@ -64,7 +64,7 @@ MASK64 = (1 << 64) - 1
 
 
 def splitmix64_ids(seed, n, vocab):
-    """n token ids: the splitmix64 sequence from state `seed`, each output % vocab (as cli/bench_common)."""
+    """n token ids: the splitmix64 sequence from state `seed`, each output % vocab (as bench/bench_common)."""
     state, out = seed & MASK64, []
     for _ in range(n):
         state = (state + 0x9E3779B97F4A7C15) & MASK64

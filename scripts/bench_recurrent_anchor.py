@@ -93,7 +93,7 @@ MASK64 = (1 << 64) - 1
 
 
 def splitmix64_ids(seed, n, vocab):
-    """n token ids: the splitmix64 sequence from state `seed`, each output % vocab (cli/bench_recurrent.cpp
+    """n token ids: the splitmix64 sequence from state `seed`, each output % vocab (bench/bench_recurrent.cpp
     makes the same)."""
     state, out = seed & MASK64, []
     for _ in range(n):

@@ -4,18 +4,12 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/python/str_strip.h"
 #include "data/python/unicode.h"
 #include "data/resources.h"
 
 namespace foxeval::babilong {
 namespace {
-
-std::u32string py_strip(const std::u32string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && py_isspace(s[b])) ++b;
-  while (e > b && py_isspace(s[e - 1])) --e;
-  return s.substr(b, e - b);
-}
 
 std::string strip_utf8(const std::string& s, const std::string& what) { return u32_to_utf8(py_strip(utf8_to_u32(s, what))); }
 

@@ -4,24 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "data/errors.h"
+#include "data/python/str_strip.h"
 #include "data/python/unicode.h"
 
 namespace foxeval::lm_eval {
 namespace {
-
-// Decodes the UTF-8 code point ending at s[end - 1]; returns its first byte's index, or npos when
-// the bytes there are not a well-formed sequence (then nothing more is stripped: the tokenizer
-// rejects invalid UTF-8 with the offset).
-size_t last_code_point(std::string_view s, size_t end, uint32_t& cp) {
-  size_t start = end - 1;
-  while (start > 0 && end - start < 4 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
-  const auto b0 = static_cast<unsigned char>(s[start]);
-  const size_t len = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xE ? 3 : (b0 >> 3) == 0x1E ? 4 : 0;
-  if (len == 0 || start + len != end) return std::string_view::npos;
-  cp = len == 1 ? b0 : len == 2 ? (b0 & 0x1F) : len == 3 ? (b0 & 0x0F) : (b0 & 0x07);
-  for (size_t i = start + 1; i < end; ++i) cp = (cp << 6) | (static_cast<unsigned char>(s[i]) & 0x3F);
-  return start;
-}
 
 // A string for messages: JSON-quoted, invalid UTF-8 replaced.
 std::string quoted(const std::string& s) {
@@ -30,16 +17,7 @@ std::string quoted(const std::string& s) {
 
 }  // namespace
 
-size_t python_rstrip_size(std::string_view s) {
-  size_t end = s.size();
-  while (end > 0) {
-    uint32_t cp = 0;
-    const size_t start = last_code_point(s, end, cp);
-    if (start == std::string_view::npos || !py_isspace(cp)) break;
-    end = start;
-  }
-  return end;
-}
+size_t python_rstrip_size(std::string_view s) { return py_rstrip_size(s); }
 
 LoglikelihoodRequest encode_pair(const Gpt2Tokenizer& tok, const std::string& context, const std::string& continuation) {
   LoglikelihoodRequest r;

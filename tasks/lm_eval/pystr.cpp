@@ -73,21 +73,6 @@ const char* const kPySpaceClass =
     "\\x{205F}\\x{3000}]";
 
 
-std::string py_lstrip(std::string_view s) {
-  for (const CodePoint& c : code_points(s))
-    if (!py_isspace(c.cp)) return std::string(s.substr(c.begin));
-  return "";
-}
-
-std::string py_rstrip(std::string_view s) {
-  const std::vector<CodePoint> cps = code_points(s);
-  for (auto it = cps.rbegin(); it != cps.rend(); ++it)
-    if (!py_isspace(it->cp)) return std::string(s.substr(0, it->begin + it->size));
-  return "";
-}
-
-std::string py_strip(std::string_view s) { return py_rstrip(py_lstrip(s)); }
-
 std::string py_replace(std::string_view s, std::string_view from, std::string_view to) {
   if (from.empty()) throw Error("internal: py_replace with an empty pattern");
   std::string out;

@@ -6,16 +6,14 @@
 #include <string>
 #include <string_view>
 
+#include "data/python/str_strip.h"  // py_strip, py_lstrip, py_rstrip: str.strip() and its sides
+
 namespace foxeval::lm_eval {
 
 // The regex character class of Python's str.isspace() (py_isspace, data/python/unicode.h: what
 // re's \s matches in a str pattern and str.strip()/split() remove) for RE2 patterns (RE2's \s is
 // ASCII only).
 extern const char* const kPySpaceClass;
-
-std::string py_strip(std::string_view s);   // str.strip()
-std::string py_lstrip(std::string_view s);  // str.lstrip()
-std::string py_rstrip(std::string_view s);  // str.rstrip()
 
 // str.replace(old, new): every non-overlapping occurrence, left to right.
 std::string py_replace(std::string_view s, std::string_view from, std::string_view to);

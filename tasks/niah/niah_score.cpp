@@ -127,28 +127,6 @@ CellScore score_prediction(std::string_view prediction, std::string_view answer)
   return r;
 }
 
-std::string python_strip(std::string_view s) {
-  // Decode code points from each end; stop at the first non-space (invalid bytes are not spaces).
-  size_t begin = 0, end = s.size();
-  while (begin < end) {
-    char32_t cp;
-    size_t bad;
-    const size_t n = utf8::decode_one(s, begin, &cp, &bad);
-    if (n == 0 || !py_isspace(cp)) break;
-    begin += n;
-  }
-  while (end > begin) {
-    size_t k = end - 1;  // back to the lead byte of the last character
-    while (k > begin && (static_cast<unsigned char>(s[k]) & 0xC0) == 0x80 && end - k < 4) --k;
-    char32_t cp;
-    size_t bad;
-    const size_t n = utf8::decode_one(s, k, &cp, &bad);
-    if (n == 0 || k + n != end || !py_isspace(cp)) break;
-    end = k;
-  }
-  return std::string(s.substr(begin, end - begin));
-}
-
 nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nlohmann::json>& records) {
   if (!identity.contains("answer") || !identity["answer"].is_string())
     throw Error("NIAH result: the settings carry no 'answer' to score with");

@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "data/python/str_strip.h"
+
 namespace foxeval::niah {
 
 struct CellScore {
@@ -36,8 +38,8 @@ std::string normalize_text(std::string_view s);
 std::vector<std::string> answer_key_words(std::string_view answer);
 CellScore score_prediction(std::string_view prediction, std::string_view answer);
 
-// Python's str.strip(): removes leading and trailing Unicode whitespace (str.isspace), on UTF-8.
-std::string python_strip(std::string_view s);
+// Python's str.strip() on UTF-8 (the one implementation, data/python/str_strip.h).
+inline std::string python_strip(std::string_view s) { return py_strip(s); }
 
 // The result from the identity (needs "answer"; "mode", "model", ... are copied) and the records
 // in grid order: each {"length", "depth", "prediction", ...} (+ "judge_score" when judged).

@@ -6,6 +6,7 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/python/str_strip.h"
 #include "data/python/unicode.h"
 #include "tasks/ruler/sizing.h"
 
@@ -99,14 +100,11 @@ std::vector<RulerDoc> cwe_samples(const CweDefinition& def, CweState& st, const 
     // input_text[:input_text.rfind(answer_prefix)].strip()
     const size_t cut = sample->input.rfind(def.answer_prefix);
     const std::u32string in = utf8_to_u32(sample->input.substr(0, cut == std::string::npos ? sample->input.size() - 1 : cut), "cwe input");
-    size_t b = 0, e = in.size();
-    while (b < e && py_isspace(in[b])) ++b;
-    while (e > b && py_isspace(in[e - 1])) --e;
     std::string prefix = def.answer_prefix;
     prefix.erase(0, prefix.find_first_not_of(' '));
     RulerDoc d;
     d.index = index;
-    d.input = u32_to_utf8(in.substr(b, e - b));
+    d.input = u32_to_utf8(py_strip(in));
     d.input_example = sample->example;
     d.outputs = sample->answer;
     d.length = length;

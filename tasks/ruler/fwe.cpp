@@ -5,6 +5,7 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/python/str_strip.h"
 #include "data/python/unicode.h"
 
 namespace foxeval::ruler {
@@ -127,12 +128,9 @@ std::vector<RulerDoc> fwe_samples(const FweDefinition& def, const TokenCounter& 
     // input_text[: input_text.rfind(answer_prefix)].strip() (rfind's -1 cuts the last character)
     const size_t cut = text.rfind(def.answer_prefix);
     const std::u32string in = utf8_to_u32(text.substr(0, cut == std::string::npos ? text.size() - 1 : cut), "fwe input");
-    size_t b = 0, e = in.size();
-    while (b < e && py_isspace(in[b])) ++b;
-    while (e > b && py_isspace(in[e - 1])) --e;
     RulerDoc d;
     d.index = index;
-    d.input = u32_to_utf8(in.substr(b, e - b));
+    d.input = u32_to_utf8(py_strip(in));
     d.outputs = std::move(s.answer);
     d.length = static_cast<int64_t>(s.text.tokens) + def.tokens_to_generate;
     d.max_length = max_len;

@@ -6,6 +6,7 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "data/python/numpy_random.h"
+#include "data/python/str_strip.h"
 #include "data/python/unicode.h"
 
 namespace foxeval::ruler {
@@ -27,13 +28,8 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep, 
   return out;
 }
 
-std::string py_strip(const std::string& s) {
-  const std::u32string u = utf8_to_u32(s, "haystack text");
-  size_t b = 0, e = u.size();
-  while (b < e && py_isspace(u[b])) ++b;
-  while (e > b && py_isspace(u[e - 1])) --e;
-  return u32_to_utf8(u.substr(b, e - b));
-}
+// text.strip(); strict UTF-8 (an invalid haystack is an error naming it).
+std::string strip_haystack(const std::string& s) { return u32_to_utf8(py_strip(utf8_to_u32(s, "haystack text"))); }
 
 // generate_random(type_needle).
 std::string generate_random(const std::string& type, const NiahData& data, PythonRandom& rng) {
@@ -53,7 +49,7 @@ const std::vector<std::string>& essay_sentences(NiahData& data, size_t num_hayst
   auto it = data.sentences.find(num_haystack);
   if (it != data.sentences.end()) return it->second;
   const std::string text = join(*data.essay_words, " ", 0, num_haystack);
-  return data.sentences[num_haystack] = punkt_sent_tokenize(*data.punkt, py_strip(text));
+  return data.sentences[num_haystack] = punkt_sent_tokenize(*data.punkt, strip_haystack(text));
 }
 
 // generate_input_output(num_haystack, ...). Throws foxeval::Error where Python's random.sample

@@ -2,18 +2,12 @@
 
 #include <algorithm>
 
+#include "data/python/str_strip.h"
 #include "data/python/unicode.h"
 
 namespace foxeval::ruler {
 
 namespace {
-
-std::u32string py_strip(const std::u32string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && py_isspace(s[b])) ++b;
-  while (e > b && py_isspace(s[e - 1])) --e;
-  return s.substr(b, e - b);
-}
 
 double match_share(const std::string& prediction, const std::vector<std::string>& outputs) {
   const std::u32string pred = py_lower(utf8_to_u32(postprocess_pred(prediction), "prediction"));

@@ -9,38 +9,16 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_common.h"
-#include "cli/command.h"
-#include "cli/path_roles.h"
-#include "cli/validators.h"
+#include "bench/bench_common.h"
+#include "bench/bench.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "data/python/json_escape.h"
 #include "data/tokenizer.h"
 
 namespace foxeval {
-namespace {
 
-struct BenchArgs {
-  std::vector<std::string> files;
-  std::string json_out, model;
-  int repeats = 7;
-};
-
-// Median seconds of `repeats` runs of `fn` after one warm-up run.
-double median_seconds(const std::function<void()>& fn, int repeats) {
-  fn();
-  std::vector<double> s;
-  for (int i = 0; i < repeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    s.push_back(seconds_since(t0));
-  }
-  std::sort(s.begin(), s.end());
-  return s[s.size() / 2];
-}
-
-void run_bench(const BenchArgs& a) {
+void run_bench_tokenizer(const BenchTokenizerArgs& a) {
   if (a.repeats < 1) throw Error("--repeats must be at least 1");
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
   std::vector<std::string> texts, escaped;
@@ -75,7 +53,8 @@ void run_bench(const BenchArgs& a) {
   fmt::print("{:<8} {:>10} {:>10} {:>14}  {}\n", "mode", "median_s", "MB/s", "tokens/s", "what");
   nlohmann::json rows = nlohmann::json::array();
   for (const Mode& m : modes) {
-    const double s = median_seconds(m.fn, a.repeats);
+    // One warm-up, then the upper median of the timed runs (on the CPU: no synchronization).
+    const double s = upper_median(time_repeats(m.fn, 1, a.repeats, at::Device(at::kCPU)).seconds);
     const double mbps = m.bytes / 1e6 / s, tps = tokens / s;
     fmt::print("{:<8} {:>10.4f} {:>10.2f} {:>14.0f}  {}\n", m.name, s, mbps, tps, m.about);
     rows.push_back({{"mode", m.name}, {"about", m.about}, {"median_s", s},
@@ -88,21 +67,8 @@ void run_bench(const BenchArgs& a) {
                                 {"raw_bytes", raw_bytes}, {"escaped_bytes", esc_bytes},
                                 {"tokens", tokens}, {"mb", "1e6 bytes of JSON-escaped text"},
                                 {"results", rows}};
-    write_json_atomic(a.json_out, doc, 2);  // the one writer: never through a link, never half written
-    fmt::print("wrote {}\n", a.json_out);
+      write_bench_json(doc, a.json_out, "tokenizer", "cpu", 2);
   }
 }
 
-const CommandRegistrar reg([](CLI::App& root) {
-  auto a = std::make_shared<BenchArgs>();
-  CLI::App* sub = bench_subcommand(root,
-      "tokenizer", "Time GPT-2 tokenization (one thread) of text files, JSON-escaped");
-  sub->add_option("--file", a->files, "text files to encode")->required()->check(CLI::ExistingFile);
-  mark_output(sub->add_option("-o,--out,--json", a->json_out, "also write the results to this JSON file (--json: its older name)"));
-  sub->add_option("--repeats", a->repeats, "timed runs after one warm-up (median reported)")->check(int_range(1, 10000));
-  sub->add_option("--model", a->model, "model directory with vocab.json/merges.txt");
-  sub->callback([a]() { run_bench(*a); });
-});
-
-}  // namespace
 }  // namespace foxeval

@@ -8,7 +8,7 @@
 // is reported as not fitting and not run. Per row: wall time of the call, prefill tokens/s and
 // decode tokens/s from GenerateStats (a request's first token comes from its prefill, the other
 // new_tokens - 1 from decode steps), peak GPU memory of the CUDA caching allocator (reset per row;
-// the weights included), and the fraction of the bound of bench decode (cli/bench_common.h) with
+// the weights included), and the fraction of the bound of bench decode (bench/bench_common.h) with
 // the row's decoding state at the mean decode context prompt_len + new_tokens / 2.
 // The memory check runs one prompt of --memory-check-len tokens at batch 1 (the grid's row when
 // it has one) and compares its peak reserved memory with --memory-limit-gib.
@@ -26,10 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_common.h"
-#include "cli/command.h"
-#include "cli/run_options.h"
-#include "cli/validators.h"
+#include "bench/bench.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "models/registry.h"
@@ -40,13 +37,6 @@ namespace foxeval {
 namespace {
 
 constexpr int64_t kEos = 50256;  // GPT-2's <|endoftext|>: never in a prompt here
-
-struct BenchGenerateArgs : DecodeBenchArgs {
-  std::string model, batches = "1,4,16,64", prompt_lens = "1024,8192,32768", anchor;
-  int64_t new_tokens = 256, memory_check_len = 32768;
-  double memory_limit_gib = 8;
-  GenerateUntilOptions gen;
-};
 
 // HF-generate rows of scripts/bench_generate_anchor.py ({"rows": [...]} at the top), or of a
 // results/bench file that keeps them under "hf_generate_anchor_official_code".
@@ -193,11 +183,7 @@ class GenerateBench {
   c10::DeviceIndex device_index_ = 0;
 };
 
-std::string gib(const nlohmann::json& row, const char* key) {
-  return row.contains(key) ? fmt::format("{:.2f}", row[key].get<double>() / double(1 << 30)) : std::string("-");
-}
-
-void print_row(const nlohmann::json& r, const nlohmann::json& anchor_row) {
+void print_generate_row(const nlohmann::json& r, const nlohmann::json& anchor_row) {
   std::string line = fmt::format("{:>6} {:>8} {:>5}", r["batch"].get<int64_t>(), r["prompt_len"].get<int64_t>(),
                                  r["new_tokens"].get<int64_t>());
   if (r.contains("error")) {
@@ -217,6 +203,8 @@ void print_row(const nlohmann::json& r, const nlohmann::json& anchor_row) {
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
 }
+
+}  // namespace
 
 void run_bench_generate(const BenchGenerateArgs& a) {
   // Every flag is checked before the model loads.
@@ -263,7 +251,7 @@ void run_bench_generate(const BenchGenerateArgs& a) {
         }
         row["anchor"] = anchor_row;
       }
-      print_row(row, anchor_row);
+      print_generate_row(row, anchor_row);
       rows.push_back(row);
     }
   }
@@ -278,7 +266,7 @@ void run_bench_generate(const BenchGenerateArgs& a) {
     if (row.is_null()) {
       from = "extra row";
       row = bench.run_row(1, a.memory_check_len);
-      print_row(row, nlohmann::json());
+      print_generate_row(row, nlohmann::json());
     }
     const double limit = a.memory_limit_gib * double(1 << 30);
     check = {{"batch", 1}, {"prompt_len", a.memory_check_len}, {"new_tokens", a.new_tokens},
@@ -317,23 +305,20 @@ void run_bench_generate(const BenchGenerateArgs& a) {
                              {"prompt_lens", lens},        {"new_tokens", a.new_tokens},
                              {"seed", a.seed},             {"prefill_chunk", a.gen.prefill_chunk},
                              {"cuda_graphs", a.gen.cuda_graphs}, {"gpu_memory_fraction", a.gen.gpu_memory_fraction}};
-  nlohmann::json header = result_header("bench-generate", identity, elapsed);
-  nlohmann::json doc = {{"header", header},
-                        {"gpu", gpu},
-                        {"date", utc_date()},
-                        {"git_revision", header["foxeval_version"]},
-                        {"machine", header["machine"]},
-                        {"model", a.model},
-                        {"family", info.family},
-                        {"num_parameters", info.num_parameters},
-                        {"device", a.run.device},
-                        {"dtype", a.run.dtype},
-                        {"new_tokens", a.new_tokens},
-                        {"bandwidth_bytes_per_s", bandwidth},
-                        {"bandwidth_measured", cuda},
-                        {"bound", "batch / ((parameters x element size + batch x slot bytes at prompt_len + new_tokens/2) "
-                                  "/ copy bandwidth); decode tokens/s = batch x (new_tokens - 1) / decode seconds"},
-                        {"rows", rows}};
+  nlohmann::json doc = bench_document("generate", identity, elapsed, {/*kind=*/false, /*machine=*/true});
+  doc["gpu"] = gpu;  // the --device's own GPU
+  doc["date"] = utc_date();
+  doc.update(nlohmann::json{{"model", a.model},
+              {"family", info.family},
+              {"num_parameters", info.num_parameters},
+              {"device", a.run.device},
+              {"dtype", a.run.dtype},
+              {"new_tokens", a.new_tokens},
+              {"bandwidth_bytes_per_s", bandwidth},
+              {"bandwidth_measured", cuda},
+              {"bound", "batch / ((parameters x element size + batch x slot bytes at prompt_len + new_tokens/2) "
+                        "/ copy bandwidth); decode tokens/s = batch x (new_tokens - 1) / decode seconds"},
+              {"rows", rows}});
   if (!check.is_null()) doc["memory_check"] = check;
   if (anchor) {
     doc["anchor"] = anchor->meta;
@@ -342,28 +327,4 @@ void run_bench_generate(const BenchGenerateArgs& a) {
   write_bench_json(doc, a.out, "generate", gpu);
 }
 
-CommandRegistrar bench_generate_command([](CLI::App& root) {
-  auto a = std::make_shared<BenchGenerateArgs>();
-  CLI::App* sub = bench_subcommand(root, "generate", "End-to-end generation through the scheduler vs the memory-bandwidth bound");
-  sub->add_option("--model", a->model, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
-  sub->add_option("--batch", a->batches, "requests per row (slots at most), comma separated (default 1,4,16,64)");
-  sub->add_option("--prompt-len", a->prompt_lens, "prompt lengths, comma separated (default 1024,8192,32768)");
-  sub->add_option("--new-tokens", a->new_tokens, "new tokens per request (default 256)")
-      ->check(int_range(2, int64_t(1) << 20));
-  sub->add_option("--memory-check-len", a->memory_check_len,
-                  "prompt length of the batch-1 memory check (default 32768; 0: none)")
-      ->check(int_range(0, kMaxContextTokens));
-  sub->add_option("--memory-limit-gib", a->memory_limit_gib, "the memory check's limit, GiB (default 8)")
-      ->check(positive_number());
-  sub->add_option("--anchor", a->anchor, "HF generate rows (scripts/bench_generate_anchor.py's JSON) to put beside");
-  sub->add_option("--prefill-chunk", a->gen.prefill_chunk, "prompt tokens per forward in the prefill (default 4096)")
-      ->check(int_range(1, kMaxContextTokens));
-  sub->add_option("--gpu-memory-fraction", a->gen.gpu_memory_fraction,
-                  "share of the GPU's memory the scheduler may fill (default 0.9)")
-      ->check(number_range(0.01, 1.0));
-  sub->add_flag_callback("--no-cuda-graphs", [a] { a->gen.cuda_graphs = false; }, "decode step by step without CUDA graphs (A/B timing)");
-  add_decode_bench_options(sub, *a, "generate", [a] { run_bench_generate(*a); });
-});
-
-}  // namespace
 }  // namespace foxeval

@@ -20,10 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_common.h"
-#include "cli/command.h"
-#include "cli/run_options.h"
-#include "cli/validators.h"
+#include "bench/bench.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "models/generate.h"
@@ -32,11 +29,6 @@
 
 namespace foxeval {
 namespace {
-
-struct BenchDecodeArgs : DecodeBenchArgs {
-  std::string model, batches = "1,4,16,64", prompt_lens = "1024,8192,32768";
-  int64_t new_tokens = 64, prefill_chunk = 4096;
-};
 
 // Seconds per decode step of `decoder`: warm-up runs, then timed runs of 16 steps.
 double seconds_per_step(SlotDecoder& decoder, int64_t steps, bool cuda) {
@@ -52,6 +44,8 @@ double seconds_per_step(SlotDecoder& decoder, int64_t steps, bool cuda) {
   if (cuda) c10::cuda::device_synchronize();
   return seconds_since(t0) / static_cast<double>(steps);
 }
+
+}  // namespace
 
 void run_bench_decode(const BenchDecodeArgs& a) {
   const std::vector<int64_t> batches = parse_positive_list(a.batches, "--batch");
@@ -147,16 +141,4 @@ void run_bench_decode(const BenchDecodeArgs& a) {
   write_bench_json(doc, a.out, "decode", gpu);
 }
 
-CommandRegistrar bench_decode_command([](CLI::App& root) {
-  auto a = std::make_shared<BenchDecodeArgs>();
-  CLI::App* sub = bench_subcommand(root, "decode", "Prefill and decode throughput vs the memory-bandwidth bound");
-  sub->add_option("--model", a->model, "checkpoint folder, or Hugging Face repo id (org/name[@revision]) in the local cache")->required();
-  sub->add_option("--batch", a->batches, "batch sizes, comma separated (default 1,4,16,64)");
-  sub->add_option("--prompt-len", a->prompt_lens, "contexts, comma separated (default 1024,8192,32768)");
-  sub->add_option("--new-tokens", a->new_tokens, "decode steps timed per row (default 64)")->check(int_range(2, int64_t(1) << 20));
-  sub->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward (default 4096)")->check(int_range(1, kMaxContextTokens));
-  add_decode_bench_options(sub, *a, "decode", [a] { run_bench_decode(*a); });
-});
-
-}  // namespace
 }  // namespace foxeval

@@ -32,10 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_common.h"
-#include "cli/command.h"
-#include "cli/run_options.h"
-#include "cli/validators.h"
+#include "bench/bench.h"
+#include "data/flag_values.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "kernels/forgetting_attention.h"
@@ -48,13 +46,6 @@ namespace foxeval {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct BenchPruningArgs {
-  std::string model, levels = "-4,-2,0,2,4,6,8", tolerances = "-10,-5", out;
-  int64_t seq_len = 65536, documents = 2;
-  uint64_t seed = 0;
-  RunOptions run;
-};
 
 // "a,b,c" of finite numbers; errors name the flag.
 std::vector<double> parse_number_list(const std::string& s, const char* flag) {
@@ -82,7 +73,7 @@ struct GateCapture : ForwardCapture {
   }
 };
 
-double item(const at::Tensor& t) { return t.to(at::kDouble).item<double>(); }
+double scalar_of(const at::Tensor& t) { return t.to(at::kDouble).item<double>(); }
 
 // Per-token loss of each document, each forward timed alone (synchronized).
 struct Pass {
@@ -147,7 +138,7 @@ std::vector<KernelRow> kernel_check(const std::vector<at::Tensor>& gates, int64_
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
   const at::Tensor R = (at::linalg_vector_norm(q.to(at::kFloat), 2, {-1}).amax(-1) *
                         at::linalg_vector_norm(k.to(at::kFloat), 2, {-1}).amax(-1) * scale);  // [1, H]
-  const double vmax = item(at::linalg_vector_norm(v.to(at::kFloat), 2, {-1}).max());
+  const double vmax = scalar_of(at::linalg_vector_norm(v.to(at::kFloat), 2, {-1}).max());
   std::vector<KernelRow> rows(tolerances.size());
   for (size_t t = 0; t < tolerances.size(); ++t) rows[t].bound = 2 * std::exp(tolerances[t]) * vmax;
   for (size_t layer = 0; layer < gates.size(); ++layer) {
@@ -159,13 +150,13 @@ std::vector<KernelRow> kernel_check(const std::vector<at::Tensor>& gates, int64_
     args.cum_log_fgate = at::cumsum(gates[layer].transpose(1, 2).contiguous(), -1).contiguous();  // [1, H, T]
     args.scale = scale;
     const at::Tensor o = forgetting_attention(args).to(at::kFloat);
-    const double allowance = std::ldexp(item(at::linalg_vector_norm(o, 2, {-1}).max()), -8);
+    const double allowance = std::ldexp(scalar_of(at::linalg_vector_norm(o, 2, {-1}).max()), -8);
     for (size_t t = 0; t < tolerances.size(); ++t) {
       AttentionArgs pruned = args;
       pruned.adaptive_threshold = (-(2.0 * R + std::log(static_cast<double>(T))) + tolerances[t]).to(at::kFloat).contiguous();
       pruned.pruning_counts = at::zeros({4}, g0.options().dtype(at::kLong));
       const at::Tensor op = forgetting_attention(pruned).to(at::kFloat);
-      const double diff = item(at::linalg_vector_norm(op - o, 2, {-1}).max());
+      const double diff = scalar_of(at::linalg_vector_norm(op - o, 2, {-1}).max());
       const at::Tensor n = pruned.pruning_counts.to(at::kCPU);
       KernelRow& r = rows[t];
       r.skipped += n.data_ptr<int64_t>()[0];
@@ -187,6 +178,8 @@ std::string model_slug(const std::string& dir) {
   if (p.filename().empty()) p = p.parent_path();
   return slug(p.filename().string());
 }
+
+}  // namespace
 
 void run_bench_pruning(const BenchPruningArgs& a) {
   const std::vector<double> levels = parse_number_list(a.levels, "--levels");
@@ -248,10 +241,10 @@ void run_bench_pruning(const BenchPruningArgs& a) {
       base = run_docs(*model, docs, &capture);
     }
     at::Tensor all_lf = at::stack(capture.layers, 0);  // [L, 1, T, H]
-    row["mean_log_f"] = item(all_lf.mean());
-    row["mean_f"] = item(all_lf.exp().mean());
+    row["mean_log_f"] = scalar_of(all_lf.mean());
+    row["mean_f"] = scalar_of(all_lf.exp().mean());
     double base_loss = 0;
-    for (const at::Tensor& l : base.loss) base_loss += item(l.to(at::kDouble).mean());
+    for (const at::Tensor& l : base.loss) base_loss += scalar_of(l.to(at::kDouble).mean());
     row["unpruned"] = {{"seconds_per_doc", base.seconds_per_doc}, {"mean_loss", base_loss / docs.size()}};
     const std::vector<KernelRow> kcheck = kernel_check(capture.layers, heads, head_dim, tolerances, a.seed + 1000003);
     nlohmann::json pruned_rows = nlohmann::json::array();
@@ -268,8 +261,8 @@ void run_bench_pruning(const BenchPruningArgs& a) {
       int64_t n = 0;
       for (size_t d = 0; d < docs.size(); ++d) {
         const at::Tensor diff = (p.loss[d] - base.loss[d]).abs().to(at::kDouble);
-        mean_diff += item(diff.sum());
-        max_diff = std::max(max_diff, item(diff.max()));
+        mean_diff += scalar_of(diff.sum());
+        max_diff = std::max(max_diff, scalar_of(diff.max()));
         n += diff.numel();
       }
       mean_diff /= static_cast<double>(n);
@@ -316,15 +309,9 @@ void run_bench_pruning(const BenchPruningArgs& a) {
                    {"seed", a.seed},
                    {"levels", levels},
                    {"tolerances", tolerances}});
-  nlohmann::json header = result_header("bench-pruning", identity, elapsed);
-  const std::string gpu = header["machine"].value("gpu", std::string("cpu"));
-  nlohmann::json doc = {
-      {"kind", "foxeval-bench-pruning"},
-      {"header", header},
-      {"machine", header["machine"]},
-      {"gpu", gpu},
-      {"date", header["date"]},
-      {"git_revision", header["foxeval_version"]},
+  nlohmann::json doc = bench_document("pruning", identity, elapsed);
+  const std::string gpu = doc["gpu"];
+  doc.update(nlohmann::json{
       {"model", model_json},
       {"seq_len", a.seq_len},
       {"documents", a.documents},
@@ -341,29 +328,8 @@ void run_bench_pruning(const BenchPruningArgs& a) {
        "threshold -(2R + ln T) + tol with R = scale*max|q|*max|k| per head; max_row_diff = max over rows and layers of "
        "||o_pruned - o||_2 against the unpruned kernel; bound = 2*exp(tol)*max||v||_2 (kernels/forgetting_attention.cu); "
        "within_bound: every layer's diff <= bound + one bf16 rounding of the outputs (2^-8 * max row ||o||)"},
-      {"rows", rows}};
+      {"rows", rows}});
   write_bench_json(doc, a.out, "pruning-" + model_slug(a.model), gpu);
 }
 
-CommandRegistrar bench_pruning_command([](CLI::App& root) {
-  auto a = std::make_shared<BenchPruningArgs>();
-  CLI::App* sub = bench_subcommand(root, "pruning",
-                                   "FoX adaptive computation pruning: time, loss difference and error bound at forget-gate levels");
-  sub->add_option("--model", a->model, "a FoX checkpoint folder")->required();
-  sub->add_option("--seq-len", a->seq_len, "tokens per document (default 65536)")->check(int_range(2, kMaxContextTokens));
-  sub->add_option("--documents", a->documents, "random documents per level (default 2)")->check(int_range(1, 1000));
-  sub->add_option("--seed", a->seed, "splitmix64 seed of the token ids (document d uses seed + d)")->check(unsigned_integer());
-  sub->add_option("--levels", a->levels,
-                  "forget-gate bias shifts, comma separated (default -4,-2,0,2,4,6,8; write --levels=-4,... for a "
-                  "leading minus)");
-  sub->add_option("--tolerances", a->tolerances, "log pruning tolerances, comma separated, each < 0 (default -10,-5)");
-  add_run_options(sub, a->run, /*pruning=*/false);  // the tolerances are --tolerances
-  sub->add_option("-o,--out", a->out, "JSON output (default results/bench/pruning-<model>-<gpu>.json)");
-  sub->callback([sub, a] {
-    resolve_run(sub, a->run);
-    run_bench_pruning(*a);
-  });
-});
-
-}  // namespace
 }  // namespace foxeval

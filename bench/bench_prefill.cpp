@@ -22,10 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_common.h"
-#include "cli/command.h"
-#include "cli/run_options.h"
-#include "cli/validators.h"
+#include "bench/bench.h"
 #include "data/errors.h"
 #include "models/engine.h"
 #include "models/registry.h"
@@ -35,20 +32,13 @@
 namespace foxeval {
 namespace {
 
-struct BenchPrefillArgs {
-  std::string models, seq_lens = "65536,16384", out;
-  int64_t repeats = 3, warmup = 1;
-  uint64_t seed = 0;
-  RunOptions run;
-};
-
 // The official code end to end on the same GPU kind (../shared/docs/GPU.md: H100, bf16 autocast,
 // random 760M weights, batch 1), seconds per document; not re-run here (it needs the archived
 // official sources and their shims).
 const std::map<std::string, std::map<int64_t, double>> kOfficialGpuMd = {
     {"FoX (Pro)", {{16384, 0.166}, {65536, 1.596}}}, {"Transformer (Pro)", {{16384, 0.138}, {65536, 1.151}}}};
 
-int64_t setting(const ModelInfo& info, const std::string& key) {
+int64_t int_setting(const ModelInfo& info, const std::string& key) {
   for (const auto& [k, v] : info.settings)
     if (k == key) return std::stoll(v);
   return 0;
@@ -60,10 +50,10 @@ nlohmann::json stage_table(CausalLM& model, const at::Tensor& input, const at::T
   // The LM head's matmul (its rows padded to a multiple of 64 on a GPU: models/engine.cpp).
   const int64_t vocab = model.lm_head().size(0), padded_vocab = (vocab + 63) / 64 * 64;
   const ModelInfo& info = model.info();
-  const int64_t T = labels.size(1), H = setting(info, "num_heads"), D = setting(info, "head_dim");
+  const int64_t T = labels.size(1), H = int_setting(info, "num_heads"), D = int_setting(info, "head_dim");
   // Query-key pairs attention computes: causal half the square, or with a sliding window W each
   // query's min(W, position + 1) keys (Transformer (SWA)).
-  const int64_t W = setting(info, "window_size");
+  const int64_t W = int_setting(info, "window_size");
   const double pairs = W > 0 && W < T ? double(T) * W - double(W) * (W - 1) / 2 : double(T) * T / 2;
   reset_stage_timing();
   set_stage_timing(true);
@@ -111,15 +101,13 @@ nlohmann::json stage_table(CausalLM& model, const at::Tensor& input, const at::T
           {"non_attention_tflops_equivalent", matmul_flops / (total - attention) / 1e12}};
 }
 
+}  // namespace
+
 void run_bench_prefill(const BenchPrefillArgs& a) {
   const auto models = parse_named_dirs(a.models, "--models");
-  const std::vector<int64_t> lens = parse_int_list(a.seq_lens, "--seq-lens");
-  if (lens.empty()) throw Error("--seq-lens: empty list");
-  for (int64_t T : lens)
-    if (T < 2 || T > kMaxContextTokens) throw Error(fmt::format("--seq-lens: {} is out of range [2, {}]", T, kMaxContextTokens));
+  const std::vector<int64_t> lens = parse_seq_lens(a.seq_lens, "--seq-lens");
   const at::Device device(a.run.device);
   const bool cuda = device.is_cuda();
-  const int device_index = device.has_index() ? device.index() : 0;
   const auto t_start = std::chrono::steady_clock::now();
   c10::InferenceMode inference;
 
@@ -133,32 +121,18 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
       // The same ids as the other model benches make (splitmix64), whatever torch's generator does.
       at::Tensor ids = at::tensor(splitmix64_ids(a.seed, T + 1, info.vocab_size), at::kLong).view({1, T + 1});
       at::Tensor input = ids.slice(1, 0, T).to(device), labels = ids.slice(1, 1, T + 1).to(device);
-      auto forward = [&] { return token_logprobs(*model, input, labels); };
-      for (int64_t i = 0; i < a.warmup; ++i) (void)forward();
-      sync_device(cuda);
-      if (cuda) c10::cuda::CUDACachingAllocator::resetPeakStats(device_index);
-      std::vector<double> seconds;
       at::Tensor logp, first;
       bool identical = true;  // every repeat gives the first one's bits (determinism on the device)
-      // Wall-clock span of the timed repeats (Unix seconds), so a GPU clock and power log sampled
-      // beside the run (scripts/device_prefill_bench.sh) can be matched to each row.
-      const double window_start = unix_seconds_now();
-      for (int64_t r = 0; r < a.repeats; ++r) {
-        sync_device(cuda);
-        const auto t0 = std::chrono::steady_clock::now();
-        logp = forward();
-        sync_device(cuda);
-        seconds.push_back(seconds_since(t0));
-        if (r == 0)
-          first = logp;
-        else
-          identical = identical && at::equal(logp, first);
-      }
-      const double window_end = unix_seconds_now();
+      const TimedRepeats timed = time_repeats([&] { logp = token_logprobs(*model, input, labels); }, a.warmup, a.repeats,
+                                              device, [&](int64_t r) {
+                                                if (r == 0)
+                                                  first = logp;
+                                                else
+                                                  identical = identical && at::equal(logp, first);
+                                              });
       if (!at::isfinite(logp).all().item<bool>()) throw Error(fmt::format("{}: non-finite log-probabilities", name));
-      std::vector<double> sorted = seconds;
-      std::sort(sorted.begin(), sorted.end());
-      const double median = sorted[sorted.size() / 2];
+      const std::vector<double>& seconds = timed.seconds;
+      const double median = upper_median(seconds);
       nlohmann::json row = {{"model", name},
                             {"model_dir", dir},
                             {"family", info.family},
@@ -169,12 +143,8 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
                             {"tokens_per_s", T / median},
                             {"mean_loss", -logp.to(at::kDouble).mean().item<double>()},
                             {"repeats_bit_identical", identical},
-                            {"timed_window_unix_s", {window_start, window_end}}};
-      if (cuda) {
-        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
-        row["peak_gpu_memory_bytes"] =
-            stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
-      }
+                            {"timed_window_unix_s", {timed.window_start_unix_s, timed.window_end_unix_s}}};
+      if (cuda) row["peak_gpu_memory_bytes"] = timed.peak_bytes;
       row["stage_table"] = stage_table(*model, input, labels, cuda);
       std::string official = "-";
       auto fam = kOfficialGpuMd.find(info.family);
@@ -186,9 +156,7 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
       double attn_tf = 0;
       for (const auto& r : st["stages"])
         if (r["stage"] == "attention" && r.contains("tflops")) attn_tf = r["tflops"].get<double>();
-      const std::string peak = row.contains("peak_gpu_memory_bytes")
-                                   ? fmt::format("{:.2f}", row["peak_gpu_memory_bytes"].get<double>() / (1 << 30))
-                                   : "-";
+      const std::string peak = gib(row, "peak_gpu_memory_bytes");
       std::printf("%-16s %7lld %9.4f %9.0f %8s | %9.4f %7.0f %9.4f %9.0f | %8s\n", name.c_str(), (long long)T, median,
                   T / median, peak.c_str(), st["attention_seconds"].get<double>(), attn_tf,
                   st["non_attention_seconds"].get<double>(), st["non_attention_tflops_equivalent"].get<double>(),
@@ -209,37 +177,15 @@ void run_bench_prefill(const BenchPrefillArgs& a) {
   nlohmann::json identity = {{"models", a.models}, {"device_type", cuda ? "cuda" : "cpu"}, {"dtype", a.run.dtype},
                              {"seq_lens", lens},   {"seed", a.seed},                     {"repeats", a.repeats},
                              {"warmup", a.warmup}};
-  nlohmann::json header = result_header("bench-prefill", identity, elapsed);
-  const std::string gpu = header["machine"].value("gpu", std::string("cpu"));
-  nlohmann::json doc = {
-      {"kind", "foxeval-bench-prefill"},
-      {"header", header},
-      {"gpu", gpu},
-      {"date", header["date"]},
-      {"git_revision", header["foxeval_version"]},
+  nlohmann::json doc = bench_document("prefill", identity, elapsed, {/*kind=*/true, /*machine=*/false});
+  const std::string gpu = doc["gpu"];
+  doc.update(nlohmann::json{
       {"what", "the per-token loss forward of `foxeval loss` (token_logprobs), one document of T random ids, batch 1"},
       {"time", "seconds_per_document: median of --repeats after --warmup, device synchronized around each forward; "
                "stage_table: one more forward with every stage synchronized (its total runs a little longer)"},
       {"official_gpu_md", "official code end to end on an H100 (../shared/docs/GPU.md), not re-run here"},
-      {"rows", rows}};
+      {"rows", rows}});
   write_bench_json(doc, a.out, "prefill", gpu);
 }
 
-CommandRegistrar bench_prefill_command([](CLI::App& root) {
-  auto a = std::make_shared<BenchPrefillArgs>();
-  CLI::App* sub = bench_subcommand(root, "prefill", "Per-token loss forward: seconds per document and where the time goes");
-  sub->add_option("--models", a->models, "NAME=DIR,... (NAME labels the rows)")->required();
-  sub->add_option("--seq-lens", a->seq_lens, "document lengths, comma separated (default 65536,16384)");
-  sub->add_option("--repeats", a->repeats, "timed forwards per row, median (default 3)")->check(int_range(1, 1000));
-  sub->add_option("--warmup", a->warmup, "untimed forwards first (default 1)")->check(int_range(0, 1000));
-  sub->add_option("--seed", a->seed, "seed of the random token ids")->check(unsigned_integer());
-  add_run_options(sub, a->run, /*pruning=*/false);  // unpruned: `bench pruning` measures pruning
-  sub->add_option("-o,--out", a->out, "JSON output (default results/bench/prefill-<gpu>.json)");
-  sub->callback([sub, a] {
-    resolve_run(sub, a->run);
-    run_bench_prefill(*a);
-  });
-});
-
-}  // namespace
 }  // namespace foxeval

@@ -18,30 +18,19 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_common.h"
-#include "cli/command.h"
-#include "cli/validators.h"
-#include "data/json_file.h"
+#include "bench/bench.h"
+#include "bench/bench_common.h"
 #include "kernels/forgetting_attention.h"
 
 namespace foxeval {
 namespace {
-
-struct BenchOptions {
-  std::string out;
-  int warmup = 3;
-  int repeats = 10;
-  bool quick = false;
-  int head_dim = 0;  // 0 = all
-  int64_t window = 0;  // > 0: also the ungated kernel with this sliding window (prefill rows)
-};
 
 void cuda_ok(cudaError_t e) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA: ") + cudaGetErrorString(e));
 }
 
 // Median milliseconds of `repeats` calls, each between two CUDA events, after warm-up.
-double time_ms(const std::function<void()>& fn, int warmup, int repeats) {
+double event_ms(const std::function<void()>& fn, int warmup, int repeats) {
   auto stream = at::cuda::getCurrentCUDAStream().stream();
   for (int i = 0; i < warmup; ++i) fn();
   cudaEvent_t a, b;
@@ -59,12 +48,13 @@ double time_ms(const std::function<void()>& fn, int warmup, int repeats) {
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return upper_median(ms);
 }
 
 
-void run_bench(const BenchOptions& opt) {
+}  // namespace
+
+void run_bench_attention(const BenchAttentionOptions& opt) {
   if (!at::hasCUDA()) throw std::runtime_error("bench attention needs a CUDA device");
   const auto* prop = at::cuda::getCurrentDeviceProperties();
   const std::string gpu = prop->name;
@@ -94,12 +84,12 @@ void run_bench(const BenchOptions& opt) {
     a.cum_log_fgate = at::log_sigmoid(at::randn({s.B, s.H, s.Tk}, opts.dtype(at::kFloat)) + 3.0).cumsum(-1);
     const bool decode = s.Tq < s.Tk;
     const double flops = decode ? 4.0 * s.B * s.H * s.Tq * s.Tk * s.D : 4.0 * s.B * s.H * s.Tq * s.Tk * s.D / 2;
-    const double fox_ms = time_ms([&] { (void)forgetting_attention_cuda(a); }, opt.warmup, opt.repeats);
+    const double fox_ms = event_ms([&] { (void)forgetting_attention_cuda(a); }, opt.warmup, opt.repeats);
     // The same kernel without the forget gate (plain causal, as Transformer layers call it): the
     // gate's own cost, and the like-for-like comparison with SDPA, which has no gate.
     AttentionArgs plain = a;
     plain.cum_log_fgate = at::Tensor();
-    const double plain_ms = time_ms([&] { (void)forgetting_attention_cuda(plain); }, opt.warmup, opt.repeats);
+    const double plain_ms = event_ms([&] { (void)forgetting_attention_cuda(plain); }, opt.warmup, opt.repeats);
     // The layout the models hand over: q, k, v as [B, T, H, D] buffers seen as [B, H, T, D] (rows of
     // one head H*D elements apart) rather than head-major.
     double bthd_ms = 0;
@@ -108,14 +98,14 @@ void run_bench(const BenchOptions& opt) {
       m.q = a.q.transpose(1, 2).contiguous().transpose(1, 2);
       m.k = a.k.transpose(1, 2).contiguous().transpose(1, 2);
       m.v = a.v.transpose(1, 2).contiguous().transpose(1, 2);
-      bthd_ms = time_ms([&] { (void)forgetting_attention_cuda(m); }, opt.warmup, opt.repeats);
+      bthd_ms = event_ms([&] { (void)forgetting_attention_cuda(m); }, opt.warmup, opt.repeats);
     }
     // SDPA's flash kernel, called by name so that no other backend is picked; for decode the
     // single query attends to the whole cache (non-causal, same FLOPs).
-    const double sdpa_ms = time_ms(
+    const double sdpa_ms = event_ms(
         [&] { (void)at::_scaled_dot_product_flash_attention(a.q, a.k, a.v, 0.0, !decode, false); },
         opt.warmup, opt.repeats);
-    const double dflt_ms = time_ms(
+    const double dflt_ms = event_ms(
         [&] { (void)at::scaled_dot_product_attention(a.q, a.k, a.v, {}, 0.0, !decode); }, opt.warmup, opt.repeats);
     auto tflops = [&](double ms) { return flops / (ms * 1e-3) / 1e12; };
     fmt::print(
@@ -131,7 +121,7 @@ void run_bench(const BenchOptions& opt) {
     if (!decode && opt.window > 0) {
       AttentionArgs w = plain;
       w.window = opt.window;
-      const double ms = time_ms([&] { (void)forgetting_attention_cuda(w); }, opt.warmup, opt.repeats);
+      const double ms = event_ms([&] { (void)forgetting_attention_cuda(w); }, opt.warmup, opt.repeats);
       const double W = static_cast<double>(std::min(opt.window, s.Tk)), T = static_cast<double>(s.Tk);
       const double wflops = 4.0 * s.B * s.H * s.D * (T * W - W * (W - 1) / 2);
       const double tf = wflops / (ms * 1e-3) / 1e12;
@@ -149,11 +139,8 @@ void run_bench(const BenchOptions& opt) {
                     {"sdpa_default_tflops", tflops(dflt_ms)}});
     if (!swa.is_null()) rows.back()["fox_nogate_window"] = swa;
   }
-  std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   nlohmann::json doc = {{"gpu", gpu},
-                        {"date", date},
+                        {"date", utc_date()},
                         {"dtype", "bfloat16"},
                         {"timing", fmt::format("CUDA events, {} warm-up, median of {}", opt.warmup, opt.repeats)},
                         {"sdpa_backend", "flash (at::_scaled_dot_product_flash_attention)"},
@@ -161,25 +148,7 @@ void run_bench(const BenchOptions& opt) {
                         {"fox_prefill_impl", forgetting_attention_prefill_impl()},
                         {"flops", "prefill 4*B*H*T*T*D/2 (causal); decode 4*B*H*Tq*Tk*D"},
                         {"rows", rows}};
-  std::string path = opt.out.empty() ? "results/bench/attention-" + slug(gpu) + ".json" : opt.out;
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  write_json_atomic(path, doc, 2);  // the one writer: never through a link, never half written
-  fmt::print("wrote {}\n", path);
+  write_bench_json(doc, opt.out, "attention", gpu, 2);
 }
 
-const CommandRegistrar kRegister([](CLI::App& root) {
-  CLI::App* sub = bench_subcommand(root, "attention", "Time Forgetting Attention CUDA kernels against SDPA (flash and default)");
-  auto opt = std::make_shared<BenchOptions>();
-  sub->add_option("-o,--out", opt->out, "JSON output path (default results/bench/attention-<gpu>.json)");
-  sub->add_option("--warmup", opt->warmup, "warm-up calls per kernel")->check(int_range(0, 1000));
-  sub->add_option("--repeats", opt->repeats, "timed calls per kernel (median reported)")->check(int_range(1, 10000));
-  sub->add_option("--head-dim", opt->head_dim, "only shapes with this head dim (default 0 = all)")->check(int_range(0, 4096));
-  sub->add_flag("--quick", opt->quick, "small shapes only (smoke test)");
-  sub->add_option("--window", opt->window, "also time the ungated prefill with this sliding window (Transformer (SWA))")
-      ->check(int_range(1, 1 << 30));
-  sub->callback([opt] { run_bench(*opt); });
-});
-
-}  // namespace
 }  // namespace foxeval

@@ -1,42 +1,87 @@
-#include "cli/bench_common.h"
+#include "bench/bench_common.h"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <fmt/format.h>
 
+#include <c10/cuda/CUDACachingAllocator.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 
-#include "cli/command.h"
-#include "cli/run_options.h"
-#include "cli/validators.h"
 #include "data/errors.h"
+#include "data/flag_values.h"
 #include "data/json_file.h"
+#include "tasks/result_file.h"
 
 namespace foxeval {
 
-CLI::App* bench_subcommand(CLI::App& root, const std::string& name, const std::string& about) {
-  return command_group(root, "bench", "Time kernels and components")->add_subcommand(name, about);
+nlohmann::json bench_document(const std::string& name, const nlohmann::json& identity, double elapsed_s,
+                              BenchDocFields fields) {
+  const nlohmann::json header = result_header("bench-" + name, identity, elapsed_s);
+  nlohmann::json doc = {{"header", header},
+                        {"gpu", header["machine"].value("gpu", std::string("cpu"))},
+                        {"date", header["date"]},
+                        {"git_revision", header["foxeval_version"]}};
+  if (fields.kind) doc["kind"] = "foxeval-bench-" + name;
+  if (fields.machine) doc["machine"] = header["machine"];
+  return doc;
 }
 
-void write_bench_json(const nlohmann::json& doc, const std::string& out, const std::string& stem, const std::string& gpu) {
+void write_bench_json(const nlohmann::json& doc, const std::string& out, const std::string& stem, const std::string& gpu,
+                      int indent) {
   const std::string path = out.empty() ? "results/bench/" + stem + "-" + slug(gpu) + ".json" : out;
-  write_json_atomic(path, doc);
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  write_json_atomic(path, doc, indent);  // never through a link, never half written
   std::printf("wrote %s\n", path.c_str());
 }
 
-void add_decode_bench_options(CLI::App* sub, DecodeBenchArgs& a, const std::string& stem, std::function<void()> run) {
-  sub->add_option("--bandwidth-gbs", a.bandwidth_gbs, "memory bandwidth for the bound on the CPU, GB/s (on a GPU it is measured)")
-      ->check(positive_number());
-  sub->add_option("--seed", a.seed, "seed of the random prompt ids")->check(unsigned_integer());
-  add_run_options(sub, a.run);
-  sub->add_option("-o,--out", a.out, "JSON output path (default results/bench/" + stem + "-<gpu>.json)");
-  sub->callback([sub, &a, run] {
-    resolve_run(sub, a.run);
-    run();
-  });
+TimedRepeats time_repeats(const std::function<void()>& fn, int64_t warmup, int64_t repeats, const at::Device& device,
+                          const std::function<void(int64_t)>& after) {
+  const bool cuda = device.is_cuda();
+  const int device_index = device.has_index() ? device.index() : 0;
+  for (int64_t i = 0; i < warmup; ++i) fn();
+  sync_device(cuda);
+  TimedRepeats t;
+  t.window_start_unix_s = unix_seconds_now();
+  for (int64_t r = 0; r < repeats; ++r) {
+    sync_device(cuda);
+    if (cuda) c10::cuda::CUDACachingAllocator::resetPeakStats(device_index);
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    sync_device(cuda);
+    t.seconds.push_back(seconds_since(t0));
+    if (cuda) {
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
+      t.peak_bytes = std::max(t.peak_bytes,
+                              stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak);
+    }
+    if (after) after(r);
+  }
+  t.window_end_unix_s = unix_seconds_now();
+  return t;
+}
+
+double median(std::vector<double> seconds) {
+  if (seconds.empty()) throw Error("internal: the median of no timings");
+  std::sort(seconds.begin(), seconds.end());
+  const size_t n = seconds.size();
+  return n % 2 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]);
+}
+
+double upper_median(std::vector<double> seconds) {
+  if (seconds.empty()) throw Error("internal: the median of no timings");
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+std::string gib(const nlohmann::json& row, const char* key) {
+  return row.contains(key) ? fmt::format("{:.2f}", row[key].get<double>() / double(1 << 30)) : std::string("-");
 }
 
 std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag) {
@@ -46,6 +91,14 @@ std::vector<int64_t> parse_positive_list(const std::string& s, const char* flag)
       throw Error(fmt::format("{}: values must be positive and at most {}, got {}", flag, kMaxContextTokens, x));
   if (v.empty()) throw Error(fmt::format("{}: empty list", flag));
   return v;
+}
+
+std::vector<int64_t> parse_seq_lens(const std::string& s, const char* flag) {
+  const std::vector<int64_t> lens = parse_int_list(s, flag);
+  if (lens.empty()) throw Error(fmt::format("{}: empty list", flag));
+  for (int64_t T : lens)
+    if (T < 2 || T > kMaxContextTokens) throw Error(fmt::format("{}: {} is out of range [2, {}]", flag, T, kMaxContextTokens));
+  return lens;
 }
 
 std::string slug(const std::string& name) {

@@ -27,10 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_common.h"
-#include "cli/command.h"
-#include "cli/run_options.h"
-#include "cli/validators.h"
+#include "bench/bench.h"
+#include "data/flag_values.h"
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "models/engine.h"
@@ -43,20 +41,6 @@ namespace {
 // Families as --models names them, with the model_type of their checkpoints.
 const std::map<std::string, std::string> kFamilies = {
     {"mamba2", "mamba2-project_fox"}, {"hgrn2", "hgrn2-project_fox"}, {"delta_net", "delta_net-project_fox"}};
-
-// Mean losses of foxeval and the anchor agree when within this: both are bf16 computations of
-// the same function on the same ids; the official code's own bf16-vs-fp32 per-token difference on
-// the reference models is 0.001-0.004 mean (../shared/fixtures/README.md), so a mean over T
-// tokens of two bf16 implementations differs by at most about that.
-constexpr double kDefaultLossTolerance = 5e-3;
-
-struct BenchRecurrentArgs {
-  std::string models, seq_lens = "16384,65536", anchor, out, impls = "kernel,aten";
-  int64_t repeats = 2, warmup = 1;
-  uint64_t seed = 0;
-  double loss_tolerance = kDefaultLossTolerance;
-  RunOptions run;
-};
 
 std::vector<std::string> parse_impls(const std::string& s) {
   std::vector<std::string> out = split_commas(s);
@@ -111,46 +95,25 @@ class ImplEnv {
 // One (impl, length) row: times and the mean loss of the forward `foxeval loss` runs.
 nlohmann::json time_row(CausalLM& model, const at::Tensor& input, const at::Tensor& labels, const BenchRecurrentArgs& a,
                         const at::Device& device) {
-  const bool cuda = device.is_cuda();
-  const int device_index = device.has_index() ? device.index() : 0;
-  auto forward = [&] { return token_logprobs(model, input, labels).neg(); };
-  for (int64_t i = 0; i < a.warmup; ++i) (void)forward();
-  sync_device(cuda);
-  std::vector<double> seconds;
-  int64_t peak = 0;
   at::Tensor loss;
-  for (int64_t r = 0; r < a.repeats; ++r) {
-    sync_device(cuda);
-    if (cuda) c10::cuda::CUDACachingAllocator::resetPeakStats(device_index);
-    const auto t0 = std::chrono::steady_clock::now();
-    loss = forward();
-    sync_device(cuda);
-    seconds.push_back(seconds_since(t0));
-    if (cuda) {
-      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
-      peak = std::max(peak, stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak);
-    }
-  }
+  const TimedRepeats timed =
+      time_repeats([&] { loss = token_logprobs(model, input, labels).neg(); }, a.warmup, a.repeats, device);
   if (!at::isfinite(loss).all().item<bool>()) throw Error("non-finite per-token loss");
-  std::vector<double> sorted = seconds;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  const double seconds = median(timed.seconds);
   const int64_t T = labels.size(1);
-  nlohmann::json row = {{"seconds", median}, {"all_seconds", seconds}, {"tokens_per_s", static_cast<double>(T) / median},
+  nlohmann::json row = {{"seconds", seconds}, {"all_seconds", timed.seconds}, {"tokens_per_s", static_cast<double>(T) / seconds},
                         {"mean_loss", loss.to(at::kDouble).mean().item<double>()}};
-  if (cuda) row["peak_gpu_memory_bytes"] = peak;
+  if (device.is_cuda()) row["peak_gpu_memory_bytes"] = timed.peak_bytes;
   return row;
 }
+
+}  // namespace
 
 void run_bench_recurrent(const BenchRecurrentArgs& a) {
   std::vector<std::string> names;
   for (const auto& [name, type] : kFamilies) names.push_back(name);
   const auto models = parse_named_dirs(a.models, "--models", names);
-  const std::vector<int64_t> lens = parse_int_list(a.seq_lens, "--seq-lens");
-  if (lens.empty()) throw Error("--seq-lens: empty list");
-  for (int64_t T : lens)
-    if (T < 2 || T > kMaxContextTokens) throw Error(fmt::format("--seq-lens: {} is out of range [2, {}]", T, kMaxContextTokens));
+  const std::vector<int64_t> lens = parse_seq_lens(a.seq_lens, "--seq-lens");
   const std::vector<std::string> impls = parse_impls(a.impls);
   std::optional<nlohmann::json> anchor;
   if (!a.anchor.empty()) anchor = read_recurrent_anchor(a.anchor);
@@ -209,9 +172,7 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
           line += "  failed: " + row["error"].get<std::string>().substr(0, 60);
         } else {
           line += fmt::format(" {:>9.3f} {:>10.0f} {:>9} {:>11.5f}", row["seconds"].get<double>(), row["tokens_per_s"].get<double>(),
-                              row.contains("peak_gpu_memory_bytes")
-                                  ? fmt::format("{:.2f}", row["peak_gpu_memory_bytes"].get<double>() / (1 << 30))
-                                  : std::string("-"),
+                              gib(row, "peak_gpu_memory_bytes"),
                               row["mean_loss"].get<double>());
         }
         if (anchor_row) {
@@ -238,9 +199,7 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
             row["mean_loss_abs_diff"] = dloss;
             row["mean_loss_agrees"] = dloss <= a.loss_tolerance;
             line += fmt::format(" | {:>9.3f} {:>9} {:>6.2f}x {}", (*anchor_row)["seconds"].get<double>(),
-                                an["peak_gpu_memory_bytes"].is_number()
-                                    ? fmt::format("{:.2f}", an["peak_gpu_memory_bytes"].get<double>() / (1 << 30))
-                                    : std::string("-"),
+                                an["peak_gpu_memory_bytes"].is_number() ? gib(an, "peak_gpu_memory_bytes") : std::string("-"),
                                 ratio, dloss <= a.loss_tolerance ? "agrees" : fmt::format("DIFFERS by {:.2g}", dloss));
           }
         }
@@ -260,15 +219,9 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
   nlohmann::json identity = {{"models", a.models},   {"device_type", cuda ? "cuda" : "cpu"}, {"dtype", a.run.dtype},
                              {"seq_lens", lens},     {"impls", impls},                       {"seed", a.seed},
                              {"repeats", a.repeats}, {"warmup", a.warmup}};
-  nlohmann::json header = result_header("bench-recurrent", identity, elapsed);
-  const std::string gpu = header["machine"].value("gpu", std::string("cpu"));
-  nlohmann::json doc = {
-      {"kind", "foxeval-bench-recurrent"},
-      {"header", header},
-      {"machine", header["machine"]},
-      {"gpu", gpu},
-      {"date", header["date"]},
-      {"git_revision", header["foxeval_version"]},
+  nlohmann::json doc = bench_document("recurrent", identity, elapsed);
+  const std::string gpu = doc["gpu"];
+  doc.update(nlohmann::json{
       {"device", a.run.device},
       {"dtype", a.run.dtype},
       {"ids", "splitmix64(seed) % vocab_size; input [BOS] + row[:T-1], labels row"},
@@ -279,7 +232,7 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
       {"loss_tolerance", a.loss_tolerance},
       {"loss_tolerance_why", "two bf16 computations of the same mean loss; the official code's own bf16-vs-fp32 "
                              "per-token loss difference is 0.001-0.004 mean on the reference models"},
-      {"rows", rows}};
+      {"rows", rows}});
   if (anchor)
     doc["anchor"] = {{"path", a.anchor},
                      {"gpu", anchor->value("gpu", "")},
@@ -291,25 +244,4 @@ void run_bench_recurrent(const BenchRecurrentArgs& a) {
   write_bench_json(doc, a.out, "recurrent-760m", gpu);
 }
 
-CommandRegistrar bench_recurrent_command([](CLI::App& root) {
-  auto a = std::make_shared<BenchRecurrentArgs>();
-  CLI::App* sub = bench_subcommand(root, "recurrent", "Per-token loss of Mamba-2 / HGRN2 / DeltaNet: kernels, ATen, official anchor");
-  sub->add_option("--models", a->models, "FAMILY=DIR,... with FAMILY mamba2, hgrn2 or delta_net")->required();
-  sub->add_option("--seq-lens", a->seq_lens, "lengths, comma separated (default 16384,65536)");
-  sub->add_option("--anchor", a->anchor, "scripts/bench_recurrent_anchor.py's JSON (official code on its kernels)");
-  sub->add_option("--impls", a->impls, "kernel and/or aten (default kernel,aten)");
-  sub->add_option("--repeats", a->repeats, "timed forwards per row, median (default 2)")->check(int_range(1, 1000));
-  sub->add_option("--warmup", a->warmup, "untimed forwards first (default 1)")->check(int_range(0, 1000));
-  sub->add_option("--seed", a->seed, "splitmix64 seed of the token ids (the anchor's --seed)")->check(unsigned_integer());
-  sub->add_option("--loss-tolerance", a->loss_tolerance, "|mean loss - anchor's| that counts as agreeing (default 5e-3)")
-      ->check(positive_number());
-  add_run_options(sub, a->run, /*pruning=*/false);  // no FoX here
-  sub->add_option("-o,--out", a->out, "JSON output (default results/bench/recurrent-760m-<gpu>.json)");
-  sub->callback([sub, a] {
-    resolve_run(sub, a->run);
-    run_bench_recurrent(*a);
-  });
-});
-
-}  // namespace
 }  // namespace foxeval
