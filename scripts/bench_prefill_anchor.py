@@ -27,7 +27,6 @@ official eval's layout; random weights, so only the time compares). Time: --warm
 --repeats forwards between torch.cuda.synchronize() calls; peak = max_memory_allocated over them.
 """
 import argparse
-import datetime
 import gc
 import importlib
 import importlib.machinery
@@ -40,8 +39,8 @@ import torch
 import torch.nn.functional as F
 
 import official_anchor  # shared loading of the archived official code (this folder)
-from official_anchor import (int_list, load_checked, model_list, read_commit, splitmix64_ids, timed_forwards, token_loss,
-                             write_json)
+from official_anchor import (anchor_result, int_list, load_checked, model_list, read_commit, splitmix64_ids,
+                             timed_forwards, token_loss, write_json)
 
 FAMILIES = {  # family: (model_type, official module, CausalLM class)
     "transformer_pro": ("forgetting_transformer-project_fox",
@@ -185,13 +184,8 @@ def main():
         del model
         gc.collect()
         torch.cuda.empty_cache()
-    out = {"kind": "prefill-anchor", "method": "check" if a.check else "timing", "gpu": torch.cuda.get_device_name(device),
-           "date": datetime.date.today().isoformat(), "torch": torch.__version__, "triton": triton.__version__,
-           "transformers": transformers.__version__, "commits": commits,
-           "autocast": "none (fp32 check)" if a.check else "bfloat16 (fp32 weights), as eval/per_token_loss",
-           "seed": a.seed, "ids": "splitmix64(seed) % vocab_size; input [BOS] + row[:T-1], labels row",
-           "warmup": a.warmup, "repeats": a.repeats, "time": "median of repeats, synchronize around each forward",
-           "shims": SHIMS, "rows": rows}
+    out = anchor_result("prefill-anchor", a, torch.cuda.get_device_name(device), commits, SHIMS, rows,
+                        autocast="none (fp32 check)" if a.check else "bfloat16 (fp32 weights), as eval/per_token_loss")
     if a.out:
         write_json(a.out, out)
     if failed:

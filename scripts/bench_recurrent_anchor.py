@@ -55,7 +55,6 @@ official code's own bf16 noise (5e-3 mean / 3e-2 max); on the CPU in fp32 too (t
 bf16 arithmetic works on raw bits), with fla's fp32 refusal in chunk_delta_rule skipped.
 """
 import argparse
-import datetime
 import gc
 import importlib
 import os
@@ -68,8 +67,8 @@ import torch
 import torch.nn.functional as F
 
 import official_anchor  # shared loading of the archived official code (this folder)
-from official_anchor import (int_list, load_checked, model_list, read_commit, splitmix64_ids, timed_forwards, token_loss,
-                             write_json)
+from official_anchor import (anchor_result, int_list, load_checked, model_list, read_commit, splitmix64_ids,
+                             timed_forwards, token_loss, write_json)
 
 FAMILIES = {  # family: (model_type, official module, CausalLM class)
     "mamba2": ("mamba2-project_fox", "forgetting_transformer.model.mamba2.modeling_mamba2", "Mamba2ForCausalLM"),
@@ -468,15 +467,10 @@ def main():
         gc.collect()
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    out = {"kind": "recurrent-anchor", "method": "check" if a.check else "timing",
-           "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-           "date": datetime.date.today().isoformat(), "torch": torch.__version__, "triton": triton.__version__,
-           "transformers": transformers.__version__, "commits": commits, "mamba_ssm_version": "2.2.2",
-           "triton_interpret": os.environ.get("TRITON_INTERPRET") == "1",
-           "autocast": "bfloat16 (fp32 weights), as eval/per_token_loss", "seed": a.seed,
-           "ids": "splitmix64(seed) % vocab_size; input [BOS] + row[:T-1], labels row",
-           "warmup": a.warmup, "repeats": a.repeats, "time": "median of repeats, synchronize around each forward",
-           "shims": shims, "rows": rows}
+    out = anchor_result("recurrent-anchor", a, torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+                        commits, shims, rows, mamba_ssm_version="2.2.2",
+                        triton_interpret=os.environ.get("TRITON_INTERPRET") == "1",
+                        autocast="bfloat16 (fp32 weights), as eval/per_token_loss")
     if isinstance(conv, RealConv):
         out["causal_conv1d_build"] = conv.build
     if a.out:

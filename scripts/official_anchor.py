@@ -167,3 +167,21 @@ def timed_forwards(model, inputs, labels, device, warmup, repeats, before=None, 
         if after:
             after(r)
     return times, peak, loss
+
+
+def anchor_result(kind, a, gpu, commits, shims, rows, **extra):
+    """An anchor script's JSON: what ran (versions, commits, shims), the token ids and timing rules,
+    then `extra` and the rows."""
+    import datetime
+    import torch
+    import transformers
+    import triton
+    out = {"kind": kind, "method": "check" if getattr(a, "check", False) else "timing", "gpu": gpu,
+           "date": datetime.date.today().isoformat(), "torch": torch.__version__, "triton": triton.__version__,
+           "transformers": transformers.__version__, "commits": commits, "seed": a.seed,
+           "ids": "splitmix64(seed) % vocab_size; input [BOS] + row[:T-1], labels row",
+           "warmup": a.warmup, "repeats": a.repeats, "time": "median of repeats, synchronize around each forward",
+           "shims": shims}
+    out.update(extra)
+    out["rows"] = rows
+    return out
