@@ -4,6 +4,7 @@
 #include <set>
 
 #include "data/errors.h"
+#include "data/json_fields.h"
 #include "data/json_file.h"
 #include "data/python/unicode.h"
 
@@ -130,38 +131,19 @@ std::vector<RulerDoc> fwe_samples(const FweDefinition& def, const TokenCounter& 
     size_t b = 0, e = in.size();
     while (b < e && py_isspace(in[b])) ++b;
     while (e > b && py_isspace(in[e - 1])) --e;
-    RulerDoc d;
-    d.index = index;
-    d.input = u32_to_utf8(in.substr(b, e - b));
-    d.outputs = std::move(s.answer);
-    d.length = static_cast<int64_t>(s.text.tokens) + def.tokens_to_generate;
-    d.max_length = max_len;
-    d.gen_prefix = prefix;
-    docs.push_back(std::move(d));
+    docs.push_back({index, u32_to_utf8(in.substr(b, e - b)), std::move(s.answer),
+                    static_cast<int64_t>(s.text.tokens) + def.tokens_to_generate, max_len, prefix});
   }
   return docs;
 }
 
 FweDefinition load_fwe_definition(const std::string& path) {
-  const nlohmann::json j = read_json(path);
-  try {
-    const nlohmann::json& f = j.at("fwe");
-    FweDefinition d;
-    d.template_text = f.at("template");
-    d.answer_prefix = f.at("answer_prefix");
-    d.noise_word = f.at("noise_word");
-    d.seed = f.at("seed");
-    d.num_samples = f.at("num_samples");
-    d.tokens_to_generate = f.at("tokens_to_generate");
-    d.coded_wordlen = f.at("coded_wordlen");
-    d.vocab_per_tokens = f.at("vocab_per_tokens");
-    d.incremental_per_tokens = f.at("incremental_per_tokens");
-    d.alpha = f.at("alpha");
-    d.num_answers = f.at("num_answers");
-    return d;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": field 'fwe': " + e.what());
-  }
+  return read_json_section<FweDefinition>(path, "fwe", [](const nlohmann::json& f, FweDefinition& d) {
+    read_fields(f, "template", d.template_text, "answer_prefix", d.answer_prefix, "noise_word", d.noise_word, "seed",
+                d.seed, "num_samples", d.num_samples, "tokens_to_generate", d.tokens_to_generate, "coded_wordlen",
+                d.coded_wordlen, "vocab_per_tokens", d.vocab_per_tokens, "incremental_per_tokens",
+                d.incremental_per_tokens, "alpha", d.alpha, "num_answers", d.num_answers);
+  });
 }
 
 }  // namespace foxeval::ruler
