@@ -9,6 +9,7 @@
 #include "data/json_file.h"
 #include "data/python/py_repr.h"
 #include "data/python/unicode.h"
+#include "tasks/ruler/replace_all.h"
 #include "tasks/ruler/sizing.h"
 
 namespace foxeval::ruler {
@@ -16,12 +17,6 @@ namespace foxeval::ruler {
 namespace {
 
 const std::string kUpper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  if (from.empty()) throw Error("ruler_vt: empty replacement target");
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
 
 bool py_blank(const std::string& s) {
   for (char32_t c : utf8_to_u32(s, "vt noise"))
