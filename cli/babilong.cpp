@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/command_output.h"
 #include "cli/generation_options.h"
 #include "cli/run_options.h"
 #include "cli/validators.h"
@@ -31,17 +32,9 @@ void add_data_options(CLI::App* cmd, std::string& data, std::vector<std::string>
 }
 
 CommandRegistrar plot_babilong_command([](CLI::App& root) {
-  auto files = std::make_shared<std::vector<std::string>>();
-  auto labels = std::make_shared<std::vector<std::string>>();
-  auto task = std::make_shared<std::string>();
-  auto out = std::make_shared<std::string>();
-  CLI::App* group = command_group(root, "plot", "Draw result files");
-  CLI::App* cmd = group->add_subcommand("babilong", "BABILong accuracy against context length, one line per result, as an SVG");
-  cmd->add_option("files", *files, "result JSON files written by `foxeval babilong run`")->required();
-  cmd->add_option("-o,--out", *out, "output SVG file")->required();
-  cmd->add_option("--label", *labels, "legend label of each file, in order (repeat the flag)")->allow_extra_args(false);
-  cmd->add_option("--task", *task, "one task (qa1..qa20) instead of the mean over the tasks run");
-  cmd->callback([=] { babilong::plot_babilong_files(*files, *labels, *task, *out); });
+  add_score_plot_command(root, "babilong", "BABILong accuracy against context length, one line per result, as an SVG",
+                         "result JSON files written by `foxeval babilong run`",
+                         "one task (qa1..qa20) instead of the mean over the tasks run", babilong::plot_babilong_files);
 });
 
 CommandRegistrar babilong_command([](CLI::App& root) {
@@ -88,12 +81,7 @@ CommandRegistrar babilong_command([](CLI::App& root) {
       resolve_task_settings(cmd, "babilong", *shards, *s);
       nlohmann::json result;
       run_task("babilong run", [&] { result = babilong::run_babilong(*s); }, [&] {
-        if (s->num_shards > 1) {
-          std::printf("shard %lld of %lld written; combine the parts with `foxeval merge`\n",
-                      static_cast<long long>(s->shard_index), static_cast<long long>(s->num_shards));
-          return;
-        }
-        babilong::print_babilong_summary(result);
+        if (!report_shard_part(s->shard_index, s->num_shards)) babilong::print_babilong_summary(result);
       });
     });
   }

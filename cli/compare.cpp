@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/command_output.h"
 #include "cli/validators.h"
 #include "data/json_file.h"
 #include "tasks/compare.h"
@@ -85,10 +86,7 @@ CommandRegistrar compare_command([](CLI::App& root) {
       throw Error(fmt::format("compare: no pair of results with per_item scores in {} and the other inputs", a->inputs[0]));
     const std::string text = a->format == "json" ? comparisons_json(all, a->options).dump(1) + "\n"
                                                  : render_comparisons_markdown(all, a->options);
-    if (a->out.empty())
-      std::fwrite(text.data(), 1, text.size(), stdout);
-    else
-      write_text_atomic(a->out, text);
+    write_output(a->out, text);
   });
 });
 

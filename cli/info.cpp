@@ -24,8 +24,8 @@ void print_tasks(bool json) {
     return;
   }
   for (const nlohmann::json& t : tasks) {
-    std::printf("%s\n  mode         %s%s\n", t["name"].get<std::string>().c_str(), t["mode"].get<std::string>().c_str(),
-                t["tables"].get<bool>() ? ", tables" : "");
+    std::printf("%s\n  mode         %s%s%s\n", t["name"].get<std::string>().c_str(), t["mode"].get<std::string>().c_str(),
+                t["tables"].get<bool>() ? ", tables" : "", t["suite"].get<bool>() ? ", suite" : "");
     for (const char* key : {"directions", "tolerances", "path_keys", "information_flags", "paper_settings"})
       if (t.contains(key) && !t[key].empty()) std::printf("  %-12s %s\n", key, t[key].dump().c_str());
     if (t.contains("baselines"))

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/command_output.h"
 #include "cli/run_options.h"
 #include "cli/generation_options.h"
 #include "cli/validators.h"
@@ -80,11 +81,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
       resolve_task_settings(cmd, "longbench", *shards, *s);
       nlohmann::json result;
       run_task("longbench run", [&] { result = longbench::run_longbench(*s); }, [&] {
-        if (s->num_shards > 1) {
-          std::printf("shard %lld of %lld written; combine the parts with `foxeval merge`, then `foxeval longbench export`\n",
-                      static_cast<long long>(s->shard_index), static_cast<long long>(s->num_shards));
-          return;
-        }
+        if (report_shard_part(s->shard_index, s->num_shards, "`foxeval longbench export`")) return;
         print_scores(result.at("scores"));
         for (auto it = result.at("score_errors").begin(); it != result.at("score_errors").end(); ++it)
           std::fprintf(stderr, "[longbench] %s not scored: %s\n", it.key().c_str(), it.value().get<std::string>().c_str());

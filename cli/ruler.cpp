@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/command_output.h"
 #include "cli/generation_options.h"
 #include "cli/run_options.h"
 #include "cli/validators.h"
@@ -52,18 +53,11 @@ void resolve_samples_options(ruler::SamplesSettings& s, const std::string& tasks
 }
 
 CommandRegistrar plot_ruler_command([](CLI::App& root) {
-  auto files = std::make_shared<std::vector<std::string>>();
-  auto labels = std::make_shared<std::vector<std::string>>();
-  auto what = std::make_shared<std::string>();
-  auto out = std::make_shared<std::string>();
-  CLI::App* group = command_group(root, "plot", "Draw result files");
-  CLI::App* cmd = group->add_subcommand("ruler", "RULER score against context length, one line per result, as an SVG");
-  cmd->add_option("files", *files, "result JSON files written by `foxeval ruler run` or `ruler score`")->required();
-  cmd->add_option("-o,--out", *out, "output SVG file")->required();
-  cmd->add_option("--label", *labels, "legend label of each file, in order (repeat the flag)")->allow_extra_args(false);
-  cmd->add_option("--task", *what, "a task (niah_single_1, ruler_vt, ...) or a category (NIAH, \"multi-hop tracing\", aggregation, QA) "
-                                   "instead of the mean over the tasks run");
-  cmd->callback([=] { ruler::plot_ruler_files(*files, *labels, *what, *out); });
+  add_score_plot_command(root, "ruler", "RULER score against context length, one line per result, as an SVG",
+                         "result JSON files written by `foxeval ruler run` or `ruler score`",
+                         "a task (niah_single_1, ruler_vt, ...) or a category (NIAH, \"multi-hop tracing\", aggregation, "
+                         "QA) instead of the mean over the tasks run",
+                         ruler::plot_ruler_files);
 });
 
 CommandRegistrar ruler_command([](CLI::App& root) {
@@ -113,12 +107,7 @@ CommandRegistrar ruler_command([](CLI::App& root) {
     resolve_task_settings(run, "ruler", *shards, *r);
     nlohmann::json result;
     run_task("ruler run", [&] { result = ruler::run_ruler(*r); }, [&] {
-      if (r->num_shards > 1) {
-        std::printf("shard %lld of %lld written; combine the parts with `foxeval merge`\n", static_cast<long long>(r->shard_index),
-                    static_cast<long long>(r->num_shards));
-        return;
-      }
-      std::fputs(ruler::score_table(result).c_str(), stdout);
+      if (!report_shard_part(r->shard_index, r->num_shards)) std::fputs(ruler::score_table(result).c_str(), stdout);
     });
   });
 });

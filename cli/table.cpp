@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/command_output.h"
 #include "data/json_file.h"
 #include "tasks/result_kind.h"
 #include "tasks/results_table.h"
@@ -36,11 +37,7 @@ CommandRegistrar table_command([](CLI::App& root) {
       ->allow_extra_args(false);
   cmd->add_flag("--stderr", a->stderr_, "show each cell's standard error (value ± stderr) where its result keeps one");
   cmd->callback([a] {
-    const std::string text = results::table_from_files(a->files, a->labels, results::parse_format(a->format), a->stderr_);
-    if (a->out.empty())
-      std::fwrite(text.data(), 1, text.size(), stdout);
-    else
-      write_text_atomic(a->out, text);
+    write_output(a->out, results::table_from_files(a->files, a->labels, results::parse_format(a->format), a->stderr_));
   });
 });
 

@@ -123,12 +123,7 @@ void check_json_depth(std::string_view text, const std::string& source) {
 }
 
 nlohmann::json read_json(const std::string& path) {
-  check_readable(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_text_file(path);
   check_json_depth(text, path);
   try {
     return nlohmann::json::parse(text);

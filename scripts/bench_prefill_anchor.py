@@ -27,22 +27,20 @@ official eval's layout; random weights, so only the time compares). Time: --warm
 --repeats forwards between torch.cuda.synchronize() calls; peak = max_memory_allocated over them.
 """
 import argparse
-import datetime
 import gc
 import importlib
 import importlib.machinery
-import json
 import os
 import statistics
 import sys
-import time
 import types
 
 import torch
 import torch.nn.functional as F
 
 import official_anchor  # shared loading of the archived official code (this folder)
-from official_anchor import int_list, read_commit, restore_rope
+from official_anchor import (anchor_result, int_list, load_checked, model_list, read_commit, splitmix64_ids,
+                             timed_forwards, token_loss, write_json)
 
 FAMILIES = {  # family: (model_type, official module, CausalLM class)
     "transformer_pro": ("forgetting_transformer-project_fox",
@@ -60,21 +58,6 @@ SHIMS = [
     "einops: from the carried wheel",
     "transformers 5 from_pretrained: RoPE's inv_freq recomputed (official_anchor.restore_rope)",
 ]
-MASK64 = (1 << 64) - 1
-
-
-def splitmix64_ids(seed, n, vocab):
-    """n token ids: the splitmix64 sequence from state `seed`, each output % vocab (as bench/bench_common)."""
-    state, out = seed & MASK64, []
-    for _ in range(n):
-        state = (state + 0x9E3779B97F4A7C15) & MASK64
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        out.append((z ^ (z >> 31)) % vocab)
-    return out
-
-
 def install_flash_attn_stand_in():
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     compiled = torch.compile(flex_attention, dynamic=False)
@@ -111,21 +94,11 @@ def install_flash_attn_stand_in():
     sys.modules["flash_attn"], sys.modules["flash_attn.bert_padding"] = mod, pad
 
 
-def model_list(text):
-    models = []
-    for item in text.split(","):
-        family, eq, path = item.partition("=")
-        if not eq or family not in FAMILIES or not path:
-            raise argparse.ArgumentTypeError(f"'{item}': expected FAMILY=DIR with FAMILY one of {sorted(FAMILIES)}")
-        models.append((family, path))
-    return models
-
-
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--official-src", required=True, help="archived official `src` folder (with COMMIT)")
     ap.add_argument("--fla-src", required=True, help="archived flash-linear-attention (with COMMIT)")
-    ap.add_argument("--models", required=True, type=model_list, help="FAMILY=DIR,... (transformer_pro, transformer_swa)")
+    ap.add_argument("--models", required=True, type=model_list(FAMILIES), help="FAMILY=DIR,... (transformer_pro, transformer_swa)")
     ap.add_argument("--seq-lens", type=int_list(2), default=[16384, 65536])
     ap.add_argument("--repeats", type=int, default=2, help="timed forwards per length (median)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed forwards first (compiles)")
@@ -139,27 +112,6 @@ def parse_args():
     if not torch.cuda.is_available():
         ap.error("needs a CUDA device (the official kernels are Triton, the stand-in FlexAttention)")
     return a
-
-
-def load(cls, family, path, device):
-    config_path = os.path.join(path, "config.json")
-    if not os.path.isfile(config_path):
-        sys.exit(f"--models {family}={path}: no config.json")
-    with open(config_path) as f:
-        model_type = json.load(f).get("model_type")
-    if model_type != FAMILIES[family][0]:
-        sys.exit(f"--models {family}={path}: model_type '{model_type}', expected '{FAMILIES[family][0]}'")
-    model, info = cls.from_pretrained(path, dtype=torch.float32, output_loading_info=True)
-    bad = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
-    if bad:
-        sys.exit(f"{path}: the official {cls.__name__} does not match the checkpoint: {bad}")
-    restore_rope(model)
-    return model.to(device).eval()
-
-
-def token_loss(model, inputs, labels, device, bf16):
-    with torch.no_grad(), torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=bf16):
-        return model(input_ids=inputs, labels=labels).loss.float()
 
 
 def check_fixture(model, path, device):
@@ -183,17 +135,7 @@ def time_length(model, config, T, a, device):
     ids = splitmix64_ids(a.seed, T, config.vocab_size)
     labels = torch.tensor([ids], dtype=torch.long, device=device)
     inputs = torch.cat([torch.full((1, 1), config.bos_token_id, dtype=torch.long, device=device), labels[:, :-1]], 1)
-    for _ in range(a.warmup):
-        token_loss(model, inputs, labels, device, True)
-    times, peak, loss = [], 0, None
-    for _ in range(a.repeats):
-        torch.cuda.synchronize(device)
-        torch.cuda.reset_peak_memory_stats(device)
-        start = time.perf_counter()
-        loss = token_loss(model, inputs, labels, device, True)
-        torch.cuda.synchronize(device)
-        times.append(time.perf_counter() - start)
-        peak = max(peak, torch.cuda.max_memory_allocated(device))
+    times, peak, loss = timed_forwards(model, inputs, labels, device, a.warmup, a.repeats)
     if not torch.isfinite(loss).all():
         raise RuntimeError(f"non-finite per-token loss at T={T}")
     seconds = statistics.median(times)
@@ -213,7 +155,7 @@ def main():
     rows, failed = [], False
     for family, path in a.models:
         _, module, name = FAMILIES[family]
-        model = load(getattr(importlib.import_module(module), name), family, path, device)
+        model = load_checked(getattr(importlib.import_module(module), name), family, path, device, FAMILIES[family][0])
         cfg = model.config
         n_params = sum(p.numel() for p in model.parameters())
         print(f"{family} from {path}: {n_params / 1e6:.1f}M parameters, window_size "
@@ -242,19 +184,10 @@ def main():
         del model
         gc.collect()
         torch.cuda.empty_cache()
-    out = {"kind": "prefill-anchor", "method": "check" if a.check else "timing", "gpu": torch.cuda.get_device_name(device),
-           "date": datetime.date.today().isoformat(), "torch": torch.__version__, "triton": triton.__version__,
-           "transformers": transformers.__version__, "commits": commits,
-           "autocast": "none (fp32 check)" if a.check else "bfloat16 (fp32 weights), as eval/per_token_loss",
-           "seed": a.seed, "ids": "splitmix64(seed) % vocab_size; input [BOS] + row[:T-1], labels row",
-           "warmup": a.warmup, "repeats": a.repeats, "time": "median of repeats, synchronize around each forward",
-           "shims": SHIMS, "rows": rows}
+    out = anchor_result("prefill-anchor", a, torch.cuda.get_device_name(device), commits, SHIMS, rows,
+                        autocast="none (fp32 check)" if a.check else "bfloat16 (fp32 weights), as eval/per_token_loss")
     if a.out:
-        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-        with open(a.out + ".tmp", "w") as f:
-            json.dump(out, f, indent=1)
-        os.replace(a.out + ".tmp", a.out)
-        print(f"wrote {a.out}")
+        write_json(a.out, out)
     if failed:
         sys.exit("check FAILED: the anchor's per-token loss differs from the fixtures'")
 

@@ -55,10 +55,8 @@ official code's own bf16 noise (5e-3 mean / 3e-2 max); on the CPU in fp32 too (t
 bf16 arithmetic works on raw bits), with fla's fp32 refusal in chunk_delta_rule skipped.
 """
 import argparse
-import datetime
 import gc
 import importlib
-import json
 import os
 import statistics
 import sys
@@ -69,7 +67,8 @@ import torch
 import torch.nn.functional as F
 
 import official_anchor  # shared loading of the archived official code (this folder)
-from official_anchor import int_list, read_commit, restore_rope
+from official_anchor import (anchor_result, int_list, load_checked, model_list, read_commit, splitmix64_ids,
+                             timed_forwards, token_loss, write_json)
 
 FAMILIES = {  # family: (model_type, official module, CausalLM class)
     "mamba2": ("mamba2-project_fox", "forgetting_transformer.model.mamba2.modeling_mamba2", "Mamba2ForCausalLM"),
@@ -89,30 +88,6 @@ SHIMS = [
     "einops: from the carried wheel",
     "transformers 5 from_pretrained: non-persistent buffers checked (none in these models)",
 ]
-MASK64 = (1 << 64) - 1
-
-
-def splitmix64_ids(seed, n, vocab):
-    """n token ids: the splitmix64 sequence from state `seed`, each output % vocab (bench/bench_recurrent.cpp
-    makes the same)."""
-    state, out = seed & MASK64, []
-    for _ in range(n):
-        state = (state + 0x9E3779B97F4A7C15) & MASK64
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        out.append((z ^ (z >> 31)) % vocab)
-    return out
-
-
-def model_list(text):
-    models = []
-    for item in text.split(","):
-        family, eq, path = item.partition("=")
-        if not eq or family not in FAMILIES or not path:
-            raise argparse.ArgumentTypeError(f"'{item}': expected FAMILY=DIR with FAMILY one of {sorted(FAMILIES)}")
-        models.append((family, path))
-    return models
 
 
 def parse_args():
@@ -120,7 +95,7 @@ def parse_args():
     ap.add_argument("--official-src", required=True, help="archived official `src` folder (with COMMIT)")
     ap.add_argument("--fla-src", required=True, help="archived flash-linear-attention (with COMMIT)")
     ap.add_argument("--mamba-src", required=True, help="archived mamba_ssm Python sources (with COMMIT)")
-    ap.add_argument("--models", required=True, type=model_list, help="FAMILY=DIR,... (mamba2, hgrn2, delta_net)")
+    ap.add_argument("--models", required=True, type=model_list(FAMILIES), help="FAMILY=DIR,... (mamba2, hgrn2, delta_net)")
     ap.add_argument("--seq-lens", type=int_list(2), default=[16384, 65536])
     ap.add_argument("--repeats", type=int, default=2, help="timed forwards per length (median)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed forwards first (compiles, autotunes)")
@@ -369,32 +344,6 @@ def cpu_allocations_for_check():
     torch.empty = empty
 
 
-def load(cls, family, path, device):
-    config_path = os.path.join(path, "config.json")
-    if not os.path.isfile(config_path):
-        sys.exit(f"--models {family}={path}: no config.json")
-    with open(config_path) as f:
-        model_type = json.load(f).get("model_type")
-    if model_type != FAMILIES[family][0]:
-        sys.exit(f"--models {family}={path}: model_type '{model_type}', expected '{FAMILIES[family][0]}'")
-    # fp32 weights whatever the file holds: the official eval loads with the fp32 default
-    model, info = cls.from_pretrained(path, dtype=torch.float32, output_loading_info=True)
-    bad = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
-    if bad:
-        sys.exit(f"{path}: the official {cls.__name__} does not match the checkpoint: {bad}")
-    restore_rope(model)
-    return model.to(device).eval()
-
-
-def autocast(device, bf16):
-    return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=bf16)
-
-
-def token_loss(model, inputs, labels, device, bf16):
-    with torch.no_grad(), autocast(device, bf16):
-        return model(input_ids=inputs, labels=labels).loss.float()
-
-
 def check_fixture(model, path, device):
     from safetensors.torch import load_file
     ref = load_file(os.path.join(path, "reference.safetensors"))
@@ -432,19 +381,14 @@ def time_length(model, config, T, a, device, conv):
     labels = torch.tensor([ids], dtype=torch.long, device=device)
     bos = config.bos_token_id
     inputs = torch.cat([torch.full((1, 1), bos, dtype=torch.long, device=device), labels[:, :-1]], dim=1)
-    for _ in range(a.warmup):
-        token_loss(model, inputs, labels, device, True)
-    times, peak, loss = [], 0, None
-    for r in range(a.repeats):
+
+    def record_first(r):  # the first timed forward's conv calls are recorded (replayed for conv_s)
         conv.recording, conv.calls = r == 0, [] if r == 0 else conv.calls
-        torch.cuda.synchronize(device)
-        torch.cuda.reset_peak_memory_stats(device)
-        start = time.perf_counter()
-        loss = token_loss(model, inputs, labels, device, True)
-        torch.cuda.synchronize(device)
-        times.append(time.perf_counter() - start)
-        peak = max(peak, torch.cuda.max_memory_allocated(device))
+
+    def stop_recording(r):
         conv.recording = False
+
+    times, peak, loss = timed_forwards(model, inputs, labels, device, a.warmup, a.repeats, record_first, stop_recording)
     seconds = statistics.median(times)
     if not torch.isfinite(loss).all():
         raise RuntimeError(f"non-finite per-token loss at T={T}")
@@ -484,7 +428,7 @@ def main():
                      "Mamba2Mixer.forward goes to cuda_kernels_forward (the kernel path) whatever the device")
     rows, failed = [], False
     for family, path in a.models:
-        model = load(classes[family], family, path, device)
+        model = load_checked(classes[family], family, path, device, FAMILIES[family][0])
         cfg = model.config
         n_params = sum(p.numel() for p in model.parameters())
         print(f"{family} from {path}: {n_params / 1e6:.1f}M parameters, {cfg.num_hidden_layers} layers, "
@@ -523,23 +467,14 @@ def main():
         gc.collect()
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    out = {"kind": "recurrent-anchor", "method": "check" if a.check else "timing",
-           "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-           "date": datetime.date.today().isoformat(), "torch": torch.__version__, "triton": triton.__version__,
-           "transformers": transformers.__version__, "commits": commits, "mamba_ssm_version": "2.2.2",
-           "triton_interpret": os.environ.get("TRITON_INTERPRET") == "1",
-           "autocast": "bfloat16 (fp32 weights), as eval/per_token_loss", "seed": a.seed,
-           "ids": "splitmix64(seed) % vocab_size; input [BOS] + row[:T-1], labels row",
-           "warmup": a.warmup, "repeats": a.repeats, "time": "median of repeats, synchronize around each forward",
-           "shims": shims, "rows": rows}
+    out = anchor_result("recurrent-anchor", a, torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+                        commits, shims, rows, mamba_ssm_version="2.2.2",
+                        triton_interpret=os.environ.get("TRITON_INTERPRET") == "1",
+                        autocast="bfloat16 (fp32 weights), as eval/per_token_loss")
     if isinstance(conv, RealConv):
         out["causal_conv1d_build"] = conv.build
     if a.out:
-        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-        with open(a.out + ".tmp", "w") as f:
-            json.dump(out, f, indent=1)
-        os.replace(a.out + ".tmp", a.out)
-        print(f"wrote {a.out}")
+        write_json(a.out, out)
     if failed:
         sys.exit("check FAILED: the anchor's per-token loss differs from the fixtures'")
 

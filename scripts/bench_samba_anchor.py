@@ -187,11 +187,7 @@ def main():
                      "pytest stand-in, einops from the wheel, RoPE inv_freq rebuilt (scripts/official_anchor.py)"],
            "rows": rows}
     if a.out:
-        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-        with open(a.out + ".tmp", "w") as f:
-            json.dump(out, f, indent=1)
-        os.replace(a.out + ".tmp", a.out)
-        print(f"wrote {a.out}")
+        official_anchor.write_json(a.out, out)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,9 @@
 set -uo pipefail
 out="$1"; shift
 here="$(cd "$(dirname "$0")/.." && pwd)"
-mkdir -p "$out"
 # shellcheck source=scripts/device_lib.sh
 source "$here/scripts/device_lib.sh"
-device_build_or_exit "$out" foxeval foxeval_tests
-device_run_tests "$out" attention-tests.log 'forgetting attention cuda*'
+device_build_and_test "$out" attention-tests.log 'forgetting attention cuda*'
 # One round of one setting: `bench attention` and its prefill rows on a line.
 one_run() {
   local f="$out/ab-$1-$2.json"

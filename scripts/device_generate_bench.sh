@@ -14,13 +14,9 @@
 set -uo pipefail
 out="$1"
 here="$(cd "$(dirname "$0")/.." && pwd)"
-fox="$here/build-gpu/foxeval"
-ckpt=/tmp/ckpt-fox_pro
-mkdir -p "$out"
-[ -x "$fox" ] || { echo "no $fox: source scripts/device_build.sh foxeval first" >&2; exit 2; }
-if [ ! -d "$ckpt" ]; then
-  python3 "$here/scripts/make_random_checkpoint.py" fox_pro "$ckpt" --bf16 >/dev/null || exit 1
-fi
+# shellcheck source=scripts/device_lib.sh
+source "$here/scripts/device_lib.sh"
+device_bench_setup "$out" fox_pro
 gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//')"
 json="$out/generate-fox_pro-760m-${gpu:-gpu}.json"
 t0=$(date +%s)

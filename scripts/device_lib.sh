@@ -13,6 +13,13 @@ device_build_or_exit() {
   set +e
   echo "build done at ${SECONDS}s"
 }
+#   device_build_and_test OUTDIR LOG FILTER   OUTDIR made, foxeval and its tests built
+#     (device_build_or_exit), then the tests matching FILTER (device_run_tests): the A/B scripts' start.
+device_build_and_test() {
+  mkdir -p "$1"
+  device_build_or_exit "$1" foxeval foxeval_tests
+  device_run_tests "$@"
+}
 #   device_run_tests OUTDIR LOG FILTER   the test binary's cases matching FILTER (a doctest -tc
 #     filter) within 200 s; the log goes to OUTDIR/LOG, its summary and errors to stdout.
 device_run_tests() {
@@ -32,6 +39,25 @@ device_ab_rounds() {
     for i in "${!settings[@]}"; do "$fn" "$round" "$i" "${settings[$i]}"; done
   done
   echo "done at ${SECONDS}s"
+}
+#   device_random_checkpoint FAMILY [ARGS...]   /tmp/ckpt-FAMILY: a random bf16 checkpoint of
+#     scripts/make_random_checkpoint.py (ARGS go to it, e.g. --layers 4), made once per machine;
+#     the script exits 1 when it cannot be made.
+device_random_checkpoint() {
+  local fam="$1" here; shift
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  [ -d "/tmp/ckpt-$fam" ] || python3 "$here/scripts/make_random_checkpoint.py" "$fam" "/tmp/ckpt-$fam" --bf16 "$@" >/dev/null ||
+    { echo "could not make /tmp/ckpt-$fam" >&2; exit 1; }
+}
+#   device_bench_setup OUTDIR FAMILY   for a benchmark of a built foxeval on a random checkpoint:
+#     exits 2 unless build-gpu/foxeval is built (scripts/device_build.sh), makes the checkpoint
+#     (device_random_checkpoint) and OUTDIR, and sets fox (the binary) and ckpt (/tmp/ckpt-FAMILY).
+device_bench_setup() {
+  fox="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build-gpu/foxeval"
+  [ -x "$fox" ] || { echo "no $fox: source scripts/device_build.sh foxeval first" >&2; exit 2; }
+  device_random_checkpoint "$2"
+  ckpt="/tmp/ckpt-$2"
+  mkdir -p "$1"
 }
 #   device_restore_fixtures   ../shared does not travel to the GPU machine, so the tests that read
 #     ../shared/fixtures/trained fail there; a carried .devdata/trained.tar.xz (made here with

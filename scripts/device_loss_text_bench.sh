@@ -9,10 +9,10 @@
 set -euo pipefail
 out="$1"
 here="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=scripts/device_lib.sh
+source "$here/scripts/device_lib.sh"
 fam="${FAMILY:-fox_pro}"
-ckpt="/tmp/ckpt-$fam"
-mkdir -p "$out"
-[ -d "$ckpt" ] || python3 "$here/scripts/make_random_checkpoint.py" "$fam" "$ckpt" --bf16
+device_bench_setup "$out" "$fam"
 python3 - "$here" "$out/corpus.jsonl" "${DOCS:-8}" <<'PYEOF'
 import glob, json, os, random, sys
 here, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -26,7 +26,6 @@ with open(path, "w") as f:
             t = rng.choice(texts); parts.append(t); size += len(t)
         f.write(json.dumps({"text": "\n".join(parts)}) + "\n")
 PYEOF
-fox="$here/build-gpu/foxeval"
 common=(--model "$ckpt" --device cuda --dtype bfloat16 --seq-len 65536)
 rm -f "$out"/text.json* "$out"/rows.json*
 for run in text-first text-cached; do

@@ -10,11 +10,9 @@
 set -uo pipefail
 out="$1"; shift
 here="$(cd "$(dirname "$0")/.." && pwd)"
-mkdir -p "$out"
 # shellcheck source=scripts/device_lib.sh
 source "$here/scripts/device_lib.sh"
-device_build_or_exit "$out" foxeval foxeval_tests
-device_run_tests "$out" tests.log "${TESTS:-the one-kernel prefill glue*}"
+device_build_and_test "$out" tests.log "${TESTS:-the one-kernel prefill glue*}"
 for fam in fox_pro transformer_pro; do
   [ -d "/tmp/ckpt-$fam" ] || python3 "$here/scripts/make_random_checkpoint.py" "$fam" "/tmp/ckpt-$fam" --bf16 >/dev/null
 done

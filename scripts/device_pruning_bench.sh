@@ -13,11 +13,9 @@
 set -uo pipefail
 out="${1:?usage: scripts/device_pruning_bench.sh OUTDIR}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
-fox="$here/build-gpu/foxeval"
-ckpt=/tmp/ckpt-fox_pro
-mkdir -p "$out"
-[ -x "$fox" ] || { echo "no $fox: source scripts/device_build.sh foxeval first" >&2; exit 2; }
-[ -d "$ckpt" ] || python3 "$here/scripts/make_random_checkpoint.py" fox_pro "$ckpt" --bf16 || exit 1
+# shellcheck source=scripts/device_lib.sh
+source "$here/scripts/device_lib.sh"
+device_bench_setup "$out" fox_pro
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 
 gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oiE 'h100|h200|a100|b200' | tr 'A-Z' 'a-z')"

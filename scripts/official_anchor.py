@@ -4,9 +4,12 @@ the GPU machine's PyTorch and transformers 5: the archive folders, their COMMIT 
 small stand-ins the 2024 code needs there. Nothing here is foxeval's model code.
 """
 import argparse
+import json
 import os
 import sys
 import types
+
+MASK64 = (1 << 64) - 1
 
 
 def read_commit(folder, flag):
@@ -80,3 +83,105 @@ def int_list(minimum):
             raise argparse.ArgumentTypeError(f"expected integers >= {minimum}, got '{text}'")
         return values
     return parse
+
+
+def splitmix64_ids(seed, n, vocab):
+    """n token ids: the splitmix64 sequence from state `seed`, each output % vocab (as bench/bench_common)."""
+    state, out = seed & MASK64, []
+    for _ in range(n):
+        state = (state + 0x9E3779B97F4A7C15) & MASK64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        out.append((z ^ (z >> 31)) % vocab)
+    return out
+
+
+def model_list(families):
+    """An argparse type: FAMILY=DIR,... with each FAMILY a key of `families`; a list of (family, dir)."""
+    def parse(text):
+        models = []
+        for item in text.split(","):
+            family, eq, path = item.partition("=")
+            if not eq or family not in families or not path:
+                raise argparse.ArgumentTypeError(f"'{item}': expected FAMILY=DIR with FAMILY one of {sorted(families)}")
+            models.append((family, path))
+        return models
+    return parse
+
+
+def load_checked(cls, family, path, device, model_type_wanted):
+    """The official `cls` from the checkpoint folder `path` in fp32 (the official eval loads with the
+    fp32 default, whatever the file holds), refusing another model_type or any key it does not match."""
+    import torch
+    config_path = os.path.join(path, "config.json")
+    if not os.path.isfile(config_path):
+        sys.exit(f"--models {family}={path}: no config.json")
+    with open(config_path) as f:
+        model_type = json.load(f).get("model_type")
+    if model_type != model_type_wanted:
+        sys.exit(f"--models {family}={path}: model_type '{model_type}', expected '{model_type_wanted}'")
+    model, info = cls.from_pretrained(path, dtype=torch.float32, output_loading_info=True)
+    bad = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
+    if bad:
+        sys.exit(f"{path}: the official {cls.__name__} does not match the checkpoint: {bad}")
+    restore_rope(model)
+    return model.to(device).eval()
+
+
+def write_json(path, out):
+    """`out` as indented JSON at `path` (its folder made), through a temporary file and a rename."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(out, f, indent=1)
+    os.replace(path + ".tmp", path)
+    print(f"wrote {path}")
+
+
+def token_loss(model, inputs, labels, device, bf16):
+    """The per-token loss of one forward, under bf16 autocast (fp32 weights) when `bf16`."""
+    import torch
+    with torch.no_grad(), torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=bf16):
+        return model(input_ids=inputs, labels=labels).loss.float()
+
+
+def timed_forwards(model, inputs, labels, device, warmup, repeats, before=None, after=None):
+    """`warmup` untimed bf16 forwards, then `repeats` timed ones (synchronized around each, the peak
+    GPU memory reset before each): (their seconds, the peak bytes, the last loss). before(r) and
+    after(r) run around repeat r, outside nothing but the synchronization."""
+    import time
+    import torch
+    for _ in range(warmup):
+        token_loss(model, inputs, labels, device, True)
+    times, peak, loss = [], 0, None
+    for r in range(repeats):
+        if before:
+            before(r)
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        start = time.perf_counter()
+        loss = token_loss(model, inputs, labels, device, True)
+        torch.cuda.synchronize(device)
+        times.append(time.perf_counter() - start)
+        peak = max(peak, torch.cuda.max_memory_allocated(device))
+        if after:
+            after(r)
+    return times, peak, loss
+
+
+def anchor_result(kind, a, gpu, commits, shims, rows, **extra):
+    """An anchor script's JSON: what ran (versions, commits, shims), the token ids and timing rules,
+    then `extra` and the rows."""
+    import datetime
+    import torch
+    import transformers
+    import triton
+    out = {"kind": kind, "method": "check" if getattr(a, "check", False) else "timing", "gpu": gpu,
+           "date": datetime.date.today().isoformat(), "torch": torch.__version__, "triton": triton.__version__,
+           "transformers": transformers.__version__, "commits": commits, "seed": a.seed,
+           "ids": "splitmix64(seed) % vocab_size; input [BOS] + row[:T-1], labels row",
+           "warmup": a.warmup, "repeats": a.repeats, "time": "median of repeats, synchronize around each forward",
+           "shims": shims}
+    out.update(extra)
+    out["rows"] = rows
+    return out

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tasks/results_table.h"
@@ -52,6 +53,31 @@ struct BarChartOptions {
 // after a gap and a dashed rule), one bar per row in the legend's colours; y axis with ticks and
 // `y_label`; a zero is a thin mark at the axis, a missing value a dash.
 std::string bar_chart_svg(const results::Table& table, const BarChartOptions& options);
+
+// A score chart as RULER's and BABILong's figures draw it: percent (0-100, a rule every 20) over
+// labelled x positions, one line with markers per series, the legend at the right. A point's x is
+// on the axis' own scale, 0 to x_span (a length's index, or log2 of a length less the shortest's).
+struct PercentPoint {
+  double x;
+  double value;  // a fraction: drawn as 100 x value
+};
+struct PercentSeries {
+  std::string label;
+  std::vector<PercentPoint> points;
+};
+struct PercentChart {
+  std::string title;  // drawn above when not empty
+  std::string x_title, y_title;
+  double x_span = 1;
+  std::vector<std::pair<double, std::string>> x_ticks;  // (x, its label)
+};
+std::string percent_chart_svg(const PercentChart& chart, const std::vector<PercentSeries>& series);
+
+// A result's name in a figure: `label` when given, else its model folder's name, else the file's stem.
+std::string series_label(const std::string& label, const std::string& model, const std::string& file);
+
+// `foxeval plot`'s --label check: one label per file, or none (foxeval::Error).
+void check_plot_labels(const std::vector<std::string>& labels, const std::vector<std::string>& files);
 
 // The i-th colour of matplotlib's tab10, as the curves and bars use them.
 std::string plot_colour(std::size_t i);

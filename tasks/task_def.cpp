@@ -26,6 +26,18 @@ std::vector<const TaskDef*> lookup_order(const std::string& task) {
 
 }  // namespace
 
+TaskDef TaskDef::records(std::string name, std::function<results::ResultKind()> tables, ResultBuilder build) {
+  TaskDef d;
+  d.name = std::move(name), d.tables = std::move(tables), d.build = std::move(build);
+  return d;
+}
+
+TaskDef TaskDef::reduced(std::string name, std::function<results::ResultKind()> tables, Reducer reducer) {
+  TaskDef d;
+  d.name = std::move(name), d.tables = std::move(tables), d.reducer = std::move(reducer);
+  return d;
+}
+
 void register_task(TaskDef def) {
   if (def.name.empty()) throw Error("internal: a task definition needs a name");
   if (static_cast<bool>(def.build) == def.reducer.has_value())
@@ -47,6 +59,13 @@ void register_task(TaskDef def) {
 std::vector<const TaskDef*> task_defs() {
   std::vector<const TaskDef*> out;
   for (const auto& [name, def] : registry()) out.push_back(&def);
+  return out;
+}
+
+std::vector<std::string> suite_task_names() {
+  std::vector<std::string> out;
+  for (const auto& [name, def] : registry())
+    if (def.suite_entry) out.push_back(name);
   return out;
 }
 
@@ -74,6 +93,7 @@ nlohmann::json task_defs_json() {
   for (const TaskDef* d : task_defs()) {
     nlohmann::json t = {{"name", d->name}, {"mode", d->build ? "records" : "reducer"}};
     t["tables"] = static_cast<bool>(d->tables);
+    t["suite"] = static_cast<bool>(d->suite_entry);
     for (const MetricRule& r : d->directions) t["directions"].push_back({r.pattern, direction_name(r.direction)});
     for (const MetricTolerance& m : d->tolerances)
       t["tolerances"].push_back({{"metric", m.pattern}, {"absolute", m.absolute}, {"relative", m.relative}});

@@ -1,19 +1,22 @@
 // One definition per task: everything the generic commands need to know about a task, registered
-// by one line in the task's own folder:
+// by one statement in the task's own folder (tasks/mytask/mytask_task_def.cpp):
 //
-//   const TaskRegistrar registered(mytask::definition);   // in tasks/mytask/mytask_task_def.cpp
+//   const TaskRegistrar registered(TaskDef::records("mytask", table_kind, build_result)
+//                                      .with_directions({{"score", Direction::Higher}})
+//                                      .with_suite_entry(read_suite_entry));
 //
-// where `TaskDef definition()` fills the fields below. The generic code reads nothing else:
+// The generic code reads nothing else:
 //   table, report      the result kind (`tables`)                       tasks/results_table, report
 //   merge              the record builder or the reducer                tasks/result_file
 //   check, compare,    metric directions and default tolerances         tasks/metric_direction, check
 //   table's ranking
 //   identity, check    identity keys that are paths (information only)  tasks/identity
 //   the announcement   flags that change no number                      cli/run_options
+//   suite run          how a suite entry reads its settings and runs    tasks/suite
 //   info --tasks       all of it, with the paper's settings' file
 //   CI baselines       the end-to-end command per baseline              info --ci-baselines, scripts/e2e_tasks.sh
 //
-// The line may stand in the static tasks library: the build links the task layer whole
+// The statement may stand in the static tasks library: the build links the task layer whole
 // (CMakeLists.txt, WHOLE_ARCHIVE), so a registrar is never dropped for want of a caller.
 #pragma once
 #include <nlohmann/json.hpp>
@@ -26,6 +29,7 @@
 #include "tasks/metric_direction.h"
 #include "tasks/result_file.h"
 #include "tasks/result_kind.h"
+#include "tasks/suite/suite_entry.h"
 
 namespace foxeval {
 
@@ -63,6 +67,19 @@ struct TaskDef {
   std::vector<std::string> information_flags;  // its command-line flags that change no number
   std::string paper_settings;                  // task_data file holding its "paper_settings" ("" none)
   std::vector<CiBaseline> baselines;
+  suite::EntryReader suite_entry;              // how a `foxeval suite` entry runs it (none: not a suite task)
+
+  // The registration's one statement: a task whose merge rebuilds the result from its records, or
+  // one whose merge adds exact aggregates; the rest chained on (each sets its field above).
+  static TaskDef records(std::string name, std::function<results::ResultKind()> tables, ResultBuilder build);
+  static TaskDef reduced(std::string name, std::function<results::ResultKind()> tables, Reducer reducer);
+  TaskDef& with_directions(std::vector<MetricRule> v) { return directions = std::move(v), *this; }
+  TaskDef& with_tolerances(std::vector<MetricTolerance> v) { return tolerances = std::move(v), *this; }
+  TaskDef& with_path_keys(std::vector<std::string> v) { return path_keys = std::move(v), *this; }
+  TaskDef& with_information_flags(std::vector<std::string> v) { return information_flags = std::move(v), *this; }
+  TaskDef& with_paper_settings(std::string file) { return paper_settings = std::move(file), *this; }
+  TaskDef& with_baselines(std::vector<CiBaseline> v) { return baselines = std::move(v), *this; }
+  TaskDef& with_suite_entry(suite::EntryReader r) { return suite_entry = std::move(r), *this; }
 };
 
 // Adds a task (a second definition of one name replaces the first, as tests re-register). Also
@@ -71,11 +88,13 @@ struct TaskDef {
 void register_task(TaskDef def);
 
 struct TaskRegistrar {
-  explicit TaskRegistrar(TaskDef (*make)()) { register_task(make()); }
+  explicit TaskRegistrar(TaskDef def) { register_task(std::move(def)); }
 };
 
 // The registered tasks by name.
 std::vector<const TaskDef*> task_defs();
+// The names of the tasks a suite can run (those with a suite_entry), by name.
+std::vector<std::string> suite_task_names();
 const TaskDef* find_task(const std::string& name);  // nullptr: none
 
 // The task's direction of `metric` (a path as check names it, per_item prefixes stripped); for a

@@ -7,8 +7,7 @@ PY=.venv/bin/python
 . "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 trained=../shared/fixtures/trained/fox_pro_tiny_pg
 fix=tests/fixtures/babilong
-mkdir -p "$tmp/empty"
-export HF_HUB_CACHE=$fix/hub HF_DATASETS_CACHE="$tmp/empty"
+offline_hub "$fix"
 
 expect_ok "requests" "$FOXEVAL" babilong requests --tasks $(seq -s, -f 'qa%g' 1 20) --out "$tmp/req.jsonl"
 $PY - "$tmp/req.jsonl" $fix/golden.json <<'PYEOF' && ok || bad "requests equal lm-eval's"

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 fx=tests/fixtures/official
 models="mamba2=$fx/mamba2,hgrn2=$fx/hgrn2,delta_net=$fx/delta_net"
-# splitmix64_ids(0, 8, 256) of scripts/bench_recurrent_anchor.py (computed there): the same ids on both sides.
+# splitmix64_ids(0, 8, 256) of scripts/official_anchor.py (computed there): the same ids on both sides.
 ids0='[175,244,79,236,155,234,225,60]'
 
 anchor_json() {  # $1 = method, $2 = first_ids of the mamba2 row

@@ -4,6 +4,8 @@
 #   ok / bad NAME                     count a check
 #   expect_ok NAME CMD...             CMD succeeds (stdout in $tmp/out, stderr in $tmp/err)
 #   expect_error NAME TEXT CMD...     CMD fails and its stderr contains TEXT
+#   offline_hub FIXTURES              the Hugging Face caches offline: HF_HUB_CACHE=FIXTURES/hub,
+#                                     HF_DATASETS_CACHE the empty folder $tmp/empty
 # Each script ends with: echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]
 set -u
 FOXEVAL="$1"
@@ -18,3 +20,4 @@ expect_error() {
   if "$@" >"$tmp/out" 2>"$tmp/err"; then bad "$name (succeeded)"; return; fi
   grep -qF -- "$text" "$tmp/err" && ok || { bad "$name (stderr lacks '$text')"; cat "$tmp/err" >&2; }
 }
+offline_hub() { mkdir -p "$tmp/empty"; export HF_HUB_CACHE="$1/hub" HF_DATASETS_CACHE="$tmp/empty"; }

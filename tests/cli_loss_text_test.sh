@@ -9,8 +9,7 @@ PY=.venv/bin/python
 . "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 trained=../shared/fixtures/trained/fox_pro_tiny_pg
 fix=tests/fixtures/loss_text
-mkdir -p "$tmp/empty"
-export HF_HUB_CACHE=$fix/hub HF_DATASETS_CACHE="$tmp/empty"
+offline_hub "$fix"
 common=(--model $trained --seq-len 256 --batch-size 2)
 
 expect_ok "text folder" "$FOXEVAL" loss "${common[@]}" --text $fix/folder --out "$tmp/folder.json"

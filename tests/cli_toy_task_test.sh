@@ -2,7 +2,7 @@
 # README's "Adding a task", held to the letter: foxeval_toy is foxeval plus the toy task of
 # tests/toy_task/ (its folder and its one cli file, nothing else touched), and the generic commands
 # know it: `table` (its table), `check` (its direction and tolerance), identity (its data path is
-# information), `merge` (its shards), `info --tasks`, and the announcement's settings.
+# information), `merge` (its shards), `info --tasks`, the announcement's settings and `suite run`.
 # Usage: tests/cli_toy_task_test.sh path/to/foxeval   (run from the repository root)
 . "$(dirname "$0")/cli_lib.sh"  # FOXEVAL, tmp, ok, bad, expect_ok, expect_error
 TOY="$(dirname "$FOXEVAL")/foxeval_toy"
@@ -46,5 +46,26 @@ PYEOF
 
 expect_ok "info --tasks" "$TOY" info --tasks
 grep -q "^toy$" "$tmp/out" && grep -q '"--toy-verbose"' "$tmp/out" && grep -q '"toy_file"' "$tmp/out" && ok || bad "info --tasks lists the toy"
+# Suite: its definition's suite entry runs it from a one-task suite file (the cap is its --limit),
+# as `toy run` with those flags would.
+cat >"$tmp/toy.yaml" <<EOF
+models:
+  - {label: official, path: "$(pwd)/tests/fixtures/official/fox_pro"}
+tasks:
+  - task: toy
+    data: numbers.txt
+    scale: 2
+cap: 2
+EOF
+expect_ok "suite run" "$TOY" suite run "$tmp/toy.yaml" --device cpu -o "$tmp/suite"
+expect_ok "toy run --limit 2" "$TOY" toy run --device cpu --data "$tmp/numbers.txt" --scale 2 --limit 2 --out "$tmp/two.json"
+python3 - "$tmp/suite/official/toy.json" "$tmp/two.json" <<'PYEOF' && ok || bad "suite run: the toy's result is toy run's"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["items"] == 2 and a["toy_score"] == b["toy_score"] and a["per_item"] == b["per_item"], (a, b)
+PYEOF
+grep -q "Toy task" "$tmp/suite/tables.md" && ok || bad "suite run: tables.md has the toy's table"
+sed -i 's/^    scale: 2$/    scale: 2\n    scael: 3/' "$tmp/toy.yaml"
+expect_error "suite run: a misspelled toy setting" "not a setting of task 'toy'" "$TOY" suite run "$tmp/toy.yaml" --device cpu -o "$tmp/suite2"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

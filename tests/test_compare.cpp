@@ -33,15 +33,6 @@ struct Files {
   }
 };
 
-std::string refusal(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST_CASE("compare: a uniform gain is better, a higher loss worse, a result against itself no different") {
   Files f;
   std::vector<double> base, up, loss, worse_loss;
@@ -102,11 +93,11 @@ TEST_CASE("compare: other data, other items, other tasks and results without per
   const std::vector<double> v = {1, 2, 3, 4, 5, 6};
   const std::string a = f.write("a.json", result("niah", "mean", v));
   const std::string other_data = f.write("d.json", result("niah", "mean", v, "sha256:bb"));
-  CHECK(refusal([&] { compare_result_files(a, other_data, "A", "B", {}); }).find("different data") != std::string::npos);
-  CHECK(refusal([&] { compare_result_files(a, other_data, "A", "B", {}); }).find("data_digest") != std::string::npos);
+  CHECK(test::error_of([&] { compare_result_files(a, other_data, "A", "B", {}); }).find("different data") != std::string::npos);
+  CHECK(test::error_of([&] { compare_result_files(a, other_data, "A", "B", {}); }).find("data_digest") != std::string::npos);
 
   const std::string fewer = f.write("f.json", result("niah", "mean", {1, 2, 3, 4}));
-  CHECK(refusal([&] { compare_result_files(a, fewer, "A", "B", {}); }).find("--intersect") != std::string::npos);
+  CHECK(test::error_of([&] { compare_result_files(a, fewer, "A", "B", {}); }).find("--intersect") != std::string::npos);
   CompareOptions o;
   o.intersect = true;
   const MetricComparison m = compare_result_files(a, fewer, "A", "B", o).metrics[0];
@@ -116,11 +107,11 @@ TEST_CASE("compare: other data, other items, other tasks and results without per
   CHECK(m.paired.difference == 0);  // the shared items are equal
 
   const std::string other_task = f.write("t.json", result("longbench", "mean", v));
-  CHECK(refusal([&] { compare_result_files(a, other_task, "A", "B", {}); }).find("different tasks") != std::string::npos);
+  CHECK(test::error_of([&] { compare_result_files(a, other_task, "A", "B", {}); }).find("different tasks") != std::string::npos);
   json bare = result("niah", "mean", v);
   bare.erase("per_item");
   const std::string old = f.write("old.json", bare);
-  CHECK(refusal([&] { compare_result_files(a, old, "A", "B", {}); }).find("no per_item") != std::string::npos);
+  CHECK(test::error_of([&] { compare_result_files(a, old, "A", "B", {}); }).find("no per_item") != std::string::npos);
 }
 
 TEST_CASE("compare: folders pair their results by relative path") {

@@ -73,15 +73,6 @@ void write_result(const std::string& path, const std::string& model, const std::
   write_text(path, r.dump());
 }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -155,9 +146,9 @@ TEST_CASE("plot: the SVG has one curve per series, the legend and log-x ticks") 
     CHECK(s.find(">3.0<") != std::string::npos);
     CHECK(s.find(">4.0<") != std::string::npos);
     o.ymin = 5.0;
-    CHECK(error_of([&] { loss_plot_svg(series, o); }).find("--ymin") != std::string::npos);
+    CHECK(test::error_of([&] { loss_plot_svg(series, o); }).find("--ymin") != std::string::npos);
     o.ymin = std::numeric_limits<double>::infinity();
-    CHECK(error_of([&] { loss_plot_svg(series, o); }).find("--ymin") != std::string::npos);
+    CHECK(test::error_of([&] { loss_plot_svg(series, o); }).find("--ymin") != std::string::npos);
   }
   SUBCASE("a constant series draws a flat line") {
     const std::string s = loss_plot_svg({{"flat", std::vector<double>(4096, 2.5)}}, PlotOptions{});
@@ -199,32 +190,32 @@ TEST_CASE("plot: result files, labels, atomic output and errors") {
     CHECK(s.find(">fox_pro_760m</text>") == std::string::npos);
     CHECK(s.find(">transformer_pro_760m</text>") != std::string::npos);
     CHECK(s.find(">bare</text>") != std::string::npos);
-    CHECK(error_of([&] { plot_loss_files({fox}, {"a", "b"}, out, PlotOptions{}); }).find("--label") !=
+    CHECK(test::error_of([&] { plot_loss_files({fox}, {"a", "b"}, out, PlotOptions{}); }).find("--label") !=
           std::string::npos);
   }
   SUBCASE("errors name the file") {
     const std::string missing = dir.file("missing.json");
-    CHECK(error_of([&] { plot_loss_files({fox, missing}, {}, out, PlotOptions{}); }).find(missing) !=
+    CHECK(test::error_of([&] { plot_loss_files({fox, missing}, {}, out, PlotOptions{}); }).find(missing) !=
           std::string::npos);
 
     const std::string no_key = dir.file("no_key.json");
     write_text(no_key, R"({"identity": {"model": "/m"}, "val/loss_avg_len_128": 3.0})");
-    const std::string e1 = error_of([&] { plot_loss_files({no_key}, {}, out, PlotOptions{}); });
+    const std::string e1 = test::error_of([&] { plot_loss_files({no_key}, {}, out, PlotOptions{}); });
     CHECK(e1.find(no_key) != std::string::npos);
     CHECK(e1.find("val/loss_per_token") != std::string::npos);
 
     const std::string empty = dir.file("empty.json");
     write_text(empty, R"({"val/loss_per_token": []})");
-    const std::string e2 = error_of([&] { plot_loss_files({empty}, {}, out, PlotOptions{}); });
+    const std::string e2 = test::error_of([&] { plot_loss_files({empty}, {}, out, PlotOptions{}); });
     CHECK(e2.find(empty) != std::string::npos);
     CHECK(e2.find("empty") != std::string::npos);
 
     const std::string broken = dir.file("broken.json");
     write_text(broken, "{\"val/loss_per_token\": [1.0,");
-    CHECK(error_of([&] { plot_loss_files({broken}, {}, out, PlotOptions{}); }).find(broken) != std::string::npos);
+    CHECK(test::error_of([&] { plot_loss_files({broken}, {}, out, PlotOptions{}); }).find(broken) != std::string::npos);
 
-    CHECK(!error_of([&] { plot_loss_files({}, {}, out, PlotOptions{}); }).empty());
-    CHECK(!error_of([&] { plot_loss_files({fox}, {}, dir.file("no/such/dir/fig.svg"), PlotOptions{}); }).empty());
+    CHECK(!test::error_of([&] { plot_loss_files({}, {}, out, PlotOptions{}); }).empty());
+    CHECK(!test::error_of([&] { plot_loss_files({fox}, {}, dir.file("no/such/dir/fig.svg"), PlotOptions{}); }).empty());
   }
 }
 

@@ -75,15 +75,6 @@ std::vector<std::string> cells(const std::string& row) {
   return out;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 }  // namespace
 
 TEST_CASE("results table: LaTeX of lm-eval results equals the hand-checked file") {
@@ -211,7 +202,7 @@ TEST_CASE("results table: row labels from the model, --label, and conflicts") {
   const std::string md = table_from_files({fixture("loss_fox_pro.json"), fixture("loss_mamba2.json")}, {"A", "B"}, Format::Markdown);
   CHECK(md.find("\n| A<sup>1</sup> | ") != std::string::npos);
   CHECK(md.find("\n| B<sup>1</sup> | ") != std::string::npos);
-  CHECK(error_of([] { table_from_files({fixture("loss_fox_pro.json")}, {"A", "B"}, Format::Markdown); }).find("--label") !=
+  CHECK(test::error_of([] { table_from_files({fixture("loss_fox_pro.json")}, {"A", "B"}, Format::Markdown); }).find("--label") !=
         std::string::npos);
 
   // --label FILE=LABEL names some files' rows; the others keep theirs.
@@ -219,7 +210,7 @@ TEST_CASE("results table: row labels from the model, --label, and conflicts") {
                                             {fixture("loss_mamba2.json") + "=Mine"}, Format::Markdown);
   CHECK(some.find("\n| Mine<sup>1</sup> | ") != std::string::npos);
   CHECK(some.find("\n| FoX (Pro)<sup>1</sup> | ") != std::string::npos);
-  CHECK(error_of([] {
+  CHECK(test::error_of([] {
           table_from_files({fixture("loss_fox_pro.json"), fixture("loss_mamba2.json")},
                            {fixture("loss_mamba2.json") + "=Mine", "B"}, Format::Markdown);
         }).find("not both") != std::string::npos);
@@ -275,11 +266,11 @@ TEST_CASE("results table: errors name the file and what is wrong") {
   write(dir.path / "task.json", {{"header", {{"task", "bench"}}}});
   const std::string part = (dir.path / "part.json").string(), other = (dir.path / "other.json").string(),
                     task = (dir.path / "task.json").string();
-  CHECK(error_of([&] { read_result(part); }).find(part + ": a shard part; combine the parts with `foxeval merge`") == 0);
-  CHECK(error_of([&] { read_result(other); }).find(other + ": not a result") == 0);
-  CHECK(error_of([&] { read_result(task); }).find("header.task") != std::string::npos);
-  CHECK(error_of([&] { read_result((dir.path / "none.json").string()); }).find("none.json") != std::string::npos);
-  CHECK(error_of([] { parse_format("html"); }).find("--format 'html'") == 0);
+  CHECK(test::error_of([&] { read_result(part); }).find(part + ": a shard part; combine the parts with `foxeval merge`") == 0);
+  CHECK(test::error_of([&] { read_result(other); }).find(other + ": not a result") == 0);
+  CHECK(test::error_of([&] { read_result(task); }).find("header.task") != std::string::npos);
+  CHECK(test::error_of([&] { read_result((dir.path / "none.json").string()); }).find("none.json") != std::string::npos);
+  CHECK(test::error_of([] { parse_format("html"); }).find("--format 'html'") == 0);
 }
 
 TEST_CASE("results table: the report page holds every table, figure and header, self-contained") {

@@ -6,19 +6,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "data/json_file.h"
 #include "tasks/ruler/ruler_metrics.h"
 
 using nlohmann::json;
 namespace ruler = foxeval::ruler;
 
 TEST_CASE("ruler metrics: postprocess_pred, string_match_all/part and aggregate_metrics equal lm-eval's") {
-  std::ifstream in(std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/ruler/metric_goldens.json");
-  REQUIRE(in.good());
-  const json g = json::parse(in);
+  const json g = foxeval::read_json(std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/ruler/metric_goldens.json");
   size_t found_some = 0, found_none = 0;
   for (const json& c : g["cases"]) {
     CAPTURE(c.dump());

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,29 @@ void check_doc(const json& want, const std::string& task, const ruler::RulerDoc&
   }
 }
 
+// The docs samples(length) makes at 1024, then 4096 tokens (advancing the RNG streams as lm-eval
+// does), each against the next of `goldens` (from `next` on).
+void check_lengths(const std::vector<json>& goldens, size_t& next, const std::string& task,
+                   const std::function<std::vector<ruler::RulerDoc>(int64_t length)>& samples, size_t& full_inputs) {
+  for (int64_t length : {1024, 4096})
+    for (const ruler::RulerDoc& d : samples(length)) {
+      REQUIRE(next < goldens.size());
+      check_doc(goldens[next++], task, d, full_inputs);
+    }
+}
+
+// One task whose docs come at 1024 and 4096 tokens alone: all of its goldens file's docs, in order,
+// and how many of them hold the whole input.
+void check_task(const std::string& goldens_file, const std::string& task,
+                const std::function<std::vector<ruler::RulerDoc>(int64_t length)>& samples, size_t want_full_inputs) {
+  const std::vector<json> goldens = read_goldens(goldens_file);
+  size_t next = 0, full_inputs = 0;
+  check_lengths(goldens, next, task, samples, full_inputs);
+  CHECK(next == goldens.size());
+  CHECK(next == 1000);
+  CHECK(full_inputs == want_full_inputs);
+}
+
 }  // namespace
 
 TEST_CASE("ruler samples: the 13 tasks of the group equal lm-eval 0.4.13's docs at 1024 and 4096 tokens") {
@@ -91,59 +115,29 @@ TEST_CASE("ruler samples: the 13 tasks of the group equal lm-eval 0.4.13's docs 
   size_t g = 0, full_inputs = 0;
   for (const char* name : {"niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
                            "niah_multikey_3", "niah_multiquery", "niah_multivalue"}) {
-    for (int64_t length : {1024, 4096}) {
-      const std::vector<ruler::RulerDoc> docs = ruler::niah_samples(def, def.tasks.at(name), data, count, length, rng);
-      for (const ruler::RulerDoc& d : docs) {
-        REQUIRE(g < goldens.size());
-        check_doc(goldens[g++], name, d, full_inputs);
-      }
-    }
+    check_lengths(goldens, g, name, [&](int64_t length) {
+      return ruler::niah_samples(def, def.tasks.at(name), data, count, length, rng);
+    }, full_inputs);
   }
   CHECK(g == goldens.size());
   CHECK(full_inputs == 16);
 
   // ruler_vt, the group's next task: the same Python stream, and NumPy's from its seed.
   const ruler::VtDefinition vt = ruler::load_vt_definition(kSrc + "tasks/ruler/ruler_tasks.json");
-  const std::vector<json> vt_goldens = read_goldens(kFix + "vt_goldens.jsonl");
-  size_t v = 0;
-  full_inputs = 0;
-  for (int64_t length : {1024, 4096})
-    for (const ruler::RulerDoc& d : ruler::vt_samples(vt, count, length, rng, np_rng)) {
-      REQUIRE(v < vt_goldens.size());
-      check_doc(vt_goldens[v++], "ruler_vt", d, full_inputs);
-    }
-  CHECK(v == vt_goldens.size());
-  CHECK(v == 1000);
-  CHECK(full_inputs == 2);
+  check_task(kFix + "vt_goldens.jsonl", "ruler_vt",
+             [&](int64_t length) { return ruler::vt_samples(vt, count, length, rng, np_rng); }, 2);
 
   // ruler_cwe next: the same Python stream, and the module's own Random(42) made at import.
   const ruler::CweDefinition cwe = ruler::load_cwe_definition(kSrc + "tasks/ruler/ruler_tasks.json");
   ruler::CweState cwe_state(cwe, ruler::read_word_list(ww + "/nounlist.txt"), ruler::read_word_list(ww + "/adjectivelist.txt"),
                             ruler::read_word_list(ww + "/verblist.txt"));
-  const std::vector<json> cwe_goldens = read_goldens(kFix + "cwe_goldens.jsonl");
-  size_t c = 0;
-  full_inputs = 0;
-  for (int64_t length : {1024, 4096})
-    for (const ruler::RulerDoc& d : ruler::cwe_samples(cwe, cwe_state, count, length, rng)) {
-      REQUIRE(c < cwe_goldens.size());
-      check_doc(cwe_goldens[c++], "ruler_cwe", d, full_inputs);
-    }
-  CHECK(c == cwe_goldens.size());
-  CHECK(c == 1000);
-  CHECK(full_inputs == 2);
+  check_task(kFix + "cwe_goldens.jsonl", "ruler_cwe",
+             [&](int64_t length) { return ruler::cwe_samples(cwe, cwe_state, count, length, rng); }, 2);
 
   // ruler_fwe next: the same Python stream (its vocabularies), a fresh Random(42) per shuffle.
   const ruler::FweDefinition fwe = ruler::load_fwe_definition(kSrc + "tasks/ruler/ruler_tasks.json");
-  const std::vector<json> fwe_goldens = read_goldens(kFix + "fwe_goldens.jsonl");
-  size_t f = 0;
-  full_inputs = 0;
-  for (int64_t length : {1024, 4096})
-    for (const ruler::RulerDoc& d : ruler::fwe_samples(fwe, count, length, rng)) {
-      REQUIRE(f < fwe_goldens.size());
-      check_doc(fwe_goldens[f++], "ruler_fwe", d, full_inputs);
-    }
-  CHECK(f == 1000);
-  CHECK(full_inputs == 2);
+  check_task(kFix + "fwe_goldens.jsonl", "ruler_fwe", [&](int64_t length) { return ruler::fwe_samples(fwe, count, length, rng); },
+             2);
 
   // ruler_qa_squad, then ruler_qa_hotpot: the same stream; each keeps its document list's order
   // across lengths (lm-eval's cached list, shuffled in place when a sample takes all of it).
@@ -154,11 +148,8 @@ TEST_CASE("ruler samples: the 13 tasks of the group equal lm-eval 0.4.13's docs 
   for (const char* name : {"ruler_qa_squad", "ruler_qa_hotpot"}) {
     ruler::QaData data = std::string(name) == "ruler_qa_squad" ? ruler::read_squad(kFix + "qa/dev-v2.0.json")
                                                               : ruler::read_hotpotqa(kFix + "qa/hotpot_dev_distractor_v1.json");
-    for (int64_t length : {1024, 4096})
-      for (const ruler::RulerDoc& d : ruler::qa_samples(qa, data, count, length, rng)) {
-        REQUIRE(q < qa_goldens.size());
-        check_doc(qa_goldens[q++], name, d, full_inputs);
-      }
+    check_lengths(qa_goldens, q, name, [&](int64_t length) { return ruler::qa_samples(qa, data, count, length, rng); },
+                  full_inputs);
   }
   CHECK(q == qa_goldens.size());
   CHECK(q == 2000);

@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <string>
 
 #include "data/json_file.h"
@@ -19,9 +18,7 @@ using nlohmann::json;
 namespace ruler = foxeval::ruler;
 
 TEST_CASE("ruler run: max_gen_toks, target_delimiter and the prompt equal lm-eval's") {
-  std::ifstream in(std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/ruler/prompt_goldens.json");
-  REQUIRE(in.good());
-  const json g = json::parse(in);
+  const json g = foxeval::read_json(std::string(FOXEVAL_SOURCE_DIR) + "/tests/fixtures/ruler/prompt_goldens.json");
   const json defs = foxeval::read_json(std::string(FOXEVAL_SOURCE_DIR) + "/tasks/ruler/ruler_tasks.json");
   REQUIRE(g["tasks"].size() == 13);
   for (const auto& [task, want] : g["tasks"].items()) {

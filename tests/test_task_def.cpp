@@ -59,6 +59,11 @@ TEST_CASE("task definitions: the toy task is registered from its folder, with it
   CHECK(has(task_information_flags(), "--toy-verbose"));
   const nlohmann::json listed = task_defs_json();
   CHECK(std::any_of(listed.begin(), listed.end(), [](const nlohmann::json& t) { return t["name"] == "toy"; }));
+  // Its suite entry is a field of the definition: `foxeval suite` finds it in the one registry.
+  CHECK(static_cast<bool>(toy->suite_entry));
+  CHECK(has(suite_task_names(), "toy"));
+  for (const char* task : {"babilong", "inspect-gates", "lm-eval", "longbench", "loss", "niah", "ruler"})
+    CHECK_MESSAGE(has(suite_task_names(), task), task);
 }
 
 TEST_CASE("task definitions: the real tasks keep the directions and tolerances check used to hard-code") {

@@ -13,6 +13,21 @@ namespace {
 
 const char kHex[] = "0123456789abcdef";
 
+// The one-character escapes of a decoder, as pairs: the letter after the backslash, then the
+// character it stands for.
+constexpr std::string_view kJsonEscapes("\"\"\\\\//b\bf\fn\nr\rt\t");           // json.loads
+constexpr std::string_view kUnicodeEscapes("\\\\''\"\"b\bf\ft\tn\nr\rv\va\a");  // unicode_escape
+
+// Whether `e` is one of `pairs`' letters; then its character goes to cps.
+bool one_char_escape(std::string_view pairs, char e, std::u32string& cps) {
+  for (std::size_t k = 0; k + 1 < pairs.size(); k += 2)
+    if (pairs[k] == e) {
+      cps.push_back(static_cast<unsigned char>(pairs[k + 1]));
+      return true;
+    }
+  return false;
+}
+
 void append_u16(std::string& out, unsigned v) {
   out += "\\u";
   out.push_back(kHex[(v >> 12) & 0xF]);
@@ -128,24 +143,12 @@ bool json_loads_cps(std::string_view s, std::u32string& cps) {
     if (i + 1 >= s.size()) return false;  // the backslash would escape the closing quote
     const char e = s[i + 1];
     i += 2;
-    switch (e) {
-      case '"': cps.push_back('"'); break;
-      case '\\': cps.push_back('\\'); break;
-      case '/': cps.push_back('/'); break;
-      case 'b': cps.push_back('\b'); break;
-      case 'f': cps.push_back('\f'); break;
-      case 'n': cps.push_back('\n'); break;
-      case 'r': cps.push_back('\r'); break;
-      case 't': cps.push_back('\t'); break;
-      case 'u': {
-        const long v = read_hex(s, i, 4);
-        if (v < 0) return false;
-        i += 4;
-        cps.push_back(static_cast<char32_t>(v));
-        break;
-      }
-      default: return false;  // "Invalid \\escape"
-    }
+    if (one_char_escape(kJsonEscapes, e, cps)) continue;
+    if (e != 'u') return false;  // "Invalid \\escape"
+    const long v = read_hex(s, i, 4);
+    if (v < 0) return false;
+    i += 4;
+    cps.push_back(static_cast<char32_t>(v));
   }
   return true;
 }
@@ -167,18 +170,9 @@ std::u32string unicode_escape_cps(std::string_view s) {
     if (i + 1 >= end) break;  // "\ at end of string": ignored
     const char e = s[i + 1];
     i += 2;
+    if (one_char_escape(kUnicodeEscapes, e, cps)) continue;
     switch (e) {
       case '\n': break;  // line continuation
-      case '\\': cps.push_back('\\'); break;
-      case '\'': cps.push_back('\''); break;
-      case '"': cps.push_back('"'); break;
-      case 'b': cps.push_back('\b'); break;
-      case 'f': cps.push_back('\f'); break;
-      case 't': cps.push_back('\t'); break;
-      case 'n': cps.push_back('\n'); break;
-      case 'r': cps.push_back('\r'); break;
-      case 'v': cps.push_back('\v'); break;
-      case 'a': cps.push_back('\a'); break;
       case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
         char32_t v = static_cast<char32_t>(e - '0');
         for (int k = 0; k < 2 && i < end && s[i] >= '0' && s[i] <= '7'; ++k, ++i)

@@ -28,6 +28,7 @@
 #include "kernels/forgetting_attention.h"
 #include "kernels/selective_scan.h"
 #include "models/layers.h"
+#include "models/rotary.h"
 #include "models/recurrent_lm.h"
 #include "models/recurrent_ops.h"
 #include "models/samba/samba_config.h"

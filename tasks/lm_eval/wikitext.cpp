@@ -5,6 +5,7 @@
 #include <re2/re2.h>
 
 #include <memory>
+#include <utility>
 
 #include "tasks/lm_eval/docs.h"
 #include "tasks/lm_eval/pystr.h"
@@ -44,24 +45,17 @@ std::string wikitext_detokenizer(const std::string& page) {
 
   std::string s = py_replace(page, "s '", "s'");  // contractions
   RE2::GlobalReplace(&s, slash_quote_digit, "/'[0-9]/");
-  s = py_replace(s, " @-@ ", "-");  // number separators
-  s = py_replace(s, " @,@ ", ",");
-  s = py_replace(s, " @.@ ", ".");
-  s = py_replace(s, " : ", ": ");  // punctuation
-  s = py_replace(s, " ; ", "; ");
-  s = py_replace(s, " . ", ". ");
-  s = py_replace(s, " ! ", "! ");
-  s = py_replace(s, " ? ", "? ");
-  s = py_replace(s, " , ", ", ");
+  // lm-eval's str.replace steps, in its order: number separators, then punctuation.
+  static const std::pair<const char*, const char*> kSeparators[] = {
+      {" @-@ ", "-"}, {" @,@ ", ","}, {" @.@ ", "."}, {" : ", ": "}, {" ; ", "; "},
+      {" . ", ". "},  {" ! ", "! "},  {" ? ", "? "},  {" , ", ", "}};
+  // After the double brackets: the miscellaneous ones.
+  static const std::pair<const char*, const char*> kMiscellaneous[] = {
+      {"= = = =", "===="}, {"= = =", "==="}, {"= =", "=="}, {" \u00b0 ", "\u00b0"},
+      {" \n", "\n"},       {"\n ", "\n"},    {" N ", " 1 "}, {" 's", "'s"}};
+  for (const auto& [from, to] : kSeparators) s = py_replace(s, from, to);
   for (const BracketRule& r : rules) RE2::GlobalReplace(&s, *r.pattern, r.rewrite);  // double brackets
-  s = py_replace(s, "= = = =", "====");  // miscellaneous
-  s = py_replace(s, "= = =", "===");
-  s = py_replace(s, "= =", "==");
-  s = py_replace(s, " \u00b0 ", "\u00b0");
-  s = py_replace(s, " \n", "\n");
-  s = py_replace(s, "\n ", "\n");
-  s = py_replace(s, " N ", " 1 ");
-  s = py_replace(s, " 's", "'s");
+  for (const auto& [from, to] : kMiscellaneous) s = py_replace(s, from, to);
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "data/errors.h"
+#include "data/json_fields.h"
 #include "data/json_file.h"
 #include "data/python/str_strip.h"
 #include "data/python/unicode.h"
@@ -102,42 +103,22 @@ std::vector<RulerDoc> cwe_samples(const CweDefinition& def, CweState& st, const 
     const std::u32string in = utf8_to_u32(sample->input.substr(0, cut == std::string::npos ? sample->input.size() - 1 : cut), "cwe input");
     std::string prefix = def.answer_prefix;
     prefix.erase(0, prefix.find_first_not_of(' '));
-    RulerDoc d;
-    d.index = index;
-    d.input = u32_to_utf8(py_strip(in));
-    d.input_example = sample->example;
-    d.outputs = sample->answer;
-    d.length = length;
-    d.max_length = max_len;
-    d.gen_prefix = prefix;  // answer_prefix.strip() (it has no trailing whitespace)
-    docs.push_back(std::move(d));
+    // gen_prefix: answer_prefix.strip() (it has no trailing whitespace)
+    docs.push_back({index, u32_to_utf8(py_strip(in)), sample->answer, length, max_len, prefix, sample->example});
   }
   return docs;
 }
 
 CweDefinition load_cwe_definition(const std::string& path) {
-  const nlohmann::json j = read_json(path);
-  try {
-    const nlohmann::json& c = j.at("cwe");
-    CweDefinition d;
-    d.template_text = c.at("template");
-    d.answer_prefix = c.at("answer_prefix");
-    d.module_seed = c.at("module_seed");
-    d.num_samples = c.at("num_samples");
-    d.tokens_to_generate = c.at("tokens_to_generate");
-    d.incremental = c.at("incremental");
-    d.num_common = c.at("num_common");
-    d.short_below = c.at("short_below");
-    auto rep = [](const nlohmann::json& o) {
-      return CweRepeats{o.at("example_words"), o.at("example_common_repeats"), o.at("example_uncommon_repeats"),
-                        o.at("common_repeats"), o.at("uncommon_repeats")};
-    };
-    d.short_lengths = rep(c.at("short"));
-    d.long_lengths = rep(c.at("long"));
-    return d;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": field 'cwe': " + e.what());
-  }
+  return read_json_section<CweDefinition>(path, "cwe", [](const nlohmann::json& c, CweDefinition& d) {
+    read_fields(c, "template", d.template_text, "answer_prefix", d.answer_prefix, "module_seed", d.module_seed,
+                "num_samples", d.num_samples, "tokens_to_generate", d.tokens_to_generate, "incremental", d.incremental,
+                "num_common", d.num_common, "short_below", d.short_below);
+    for (auto [key, r] : {std::pair{"short", &d.short_lengths}, std::pair{"long", &d.long_lengths}})
+      read_fields(c.at(key), "example_words", r->example_words, "example_common_repeats", r->example_common,
+                  "example_uncommon_repeats", r->example_uncommon, "common_repeats", r->common, "uncommon_repeats",
+                  r->uncommon);
+  });
 }
 
 }  // namespace foxeval::ruler

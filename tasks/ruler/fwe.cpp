@@ -4,6 +4,7 @@
 #include <set>
 
 #include "data/errors.h"
+#include "data/json_fields.h"
 #include "data/json_file.h"
 #include "data/python/str_strip.h"
 #include "data/python/unicode.h"
@@ -128,38 +129,19 @@ std::vector<RulerDoc> fwe_samples(const FweDefinition& def, const TokenCounter& 
     // input_text[: input_text.rfind(answer_prefix)].strip() (rfind's -1 cuts the last character)
     const size_t cut = text.rfind(def.answer_prefix);
     const std::u32string in = utf8_to_u32(text.substr(0, cut == std::string::npos ? text.size() - 1 : cut), "fwe input");
-    RulerDoc d;
-    d.index = index;
-    d.input = u32_to_utf8(py_strip(in));
-    d.outputs = std::move(s.answer);
-    d.length = static_cast<int64_t>(s.text.tokens) + def.tokens_to_generate;
-    d.max_length = max_len;
-    d.gen_prefix = prefix;
-    docs.push_back(std::move(d));
+    docs.push_back({index, u32_to_utf8(py_strip(in)), std::move(s.answer),
+                    static_cast<int64_t>(s.text.tokens) + def.tokens_to_generate, max_len, prefix});
   }
   return docs;
 }
 
 FweDefinition load_fwe_definition(const std::string& path) {
-  const nlohmann::json j = read_json(path);
-  try {
-    const nlohmann::json& f = j.at("fwe");
-    FweDefinition d;
-    d.template_text = f.at("template");
-    d.answer_prefix = f.at("answer_prefix");
-    d.noise_word = f.at("noise_word");
-    d.seed = f.at("seed");
-    d.num_samples = f.at("num_samples");
-    d.tokens_to_generate = f.at("tokens_to_generate");
-    d.coded_wordlen = f.at("coded_wordlen");
-    d.vocab_per_tokens = f.at("vocab_per_tokens");
-    d.incremental_per_tokens = f.at("incremental_per_tokens");
-    d.alpha = f.at("alpha");
-    d.num_answers = f.at("num_answers");
-    return d;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": field 'fwe': " + e.what());
-  }
+  return read_json_section<FweDefinition>(path, "fwe", [](const nlohmann::json& f, FweDefinition& d) {
+    read_fields(f, "template", d.template_text, "answer_prefix", d.answer_prefix, "noise_word", d.noise_word, "seed",
+                d.seed, "num_samples", d.num_samples, "tokens_to_generate", d.tokens_to_generate, "coded_wordlen",
+                d.coded_wordlen, "vocab_per_tokens", d.vocab_per_tokens, "incremental_per_tokens",
+                d.incremental_per_tokens, "alpha", d.alpha, "num_answers", d.num_answers);
+  });
 }
 
 }  // namespace foxeval::ruler

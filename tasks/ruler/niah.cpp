@@ -8,15 +8,11 @@
 #include "data/python/numpy_random.h"
 #include "data/python/str_strip.h"
 #include "data/python/unicode.h"
+#include "tasks/ruler/replace_all.h"
 
 namespace foxeval::ruler {
 
 namespace {
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep, size_t b = 0, size_t e = SIZE_MAX) {
   e = std::min(e, parts.size());

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "data/errors.h"
+#include "data/json_fields.h"
 #include "data/json_file.h"
 #include "data/python/py_repr.h"
 #include "tasks/ruler/sizing.h"
@@ -224,14 +225,7 @@ std::vector<RulerDoc> qa_samples(const QaDefinition& def, QaData& data, const To
       }
     }
     if (!sample) continue;  // skipped (lm-eval warns)
-    RulerDoc d;
-    d.index = index;
-    d.input = std::move(sample->text);
-    d.outputs = std::move(sample->answer);
-    d.length = length;
-    d.max_length = max_len;
-    d.gen_prefix = def.gen_prefix;
-    docs.push_back(std::move(d));
+    docs.push_back({index, std::move(sample->text), std::move(sample->answer), length, max_len, def.gen_prefix});
   }
   if (docs.empty())
     throw Error("ruler QA (" + data.path + "): could not generate any sample at length " + std::to_string(max_len) +
@@ -240,21 +234,11 @@ std::vector<RulerDoc> qa_samples(const QaDefinition& def, QaData& data, const To
 }
 
 QaDefinition load_qa_definition(const std::string& path) {
-  const nlohmann::json j = read_json(path);
-  try {
-    const nlohmann::json& q = j.at("qa");
-    QaDefinition d;
-    d.template_text = q.at("template");
-    d.document_prompt = q.at("document_prompt");
-    d.gen_prefix = q.at("gen_prefix");
-    d.seed = q.at("seed");
-    d.num_samples = q.at("num_samples");
-    d.tokens_to_generate = q.at("tokens_to_generate");
-    d.incremental = q.at("incremental");
-    return d;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": field 'qa': " + e.what());
-  }
+  return read_json_section<QaDefinition>(path, "qa", [](const nlohmann::json& q, QaDefinition& d) {
+    read_fields(q, "template", d.template_text, "document_prompt", d.document_prompt, "gen_prefix", d.gen_prefix, "seed",
+                d.seed, "num_samples", d.num_samples, "tokens_to_generate", d.tokens_to_generate, "incremental",
+                d.incremental);
+  });
 }
 
 }  // namespace foxeval::ruler

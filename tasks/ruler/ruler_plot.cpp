@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <set>
 
 #include "data/errors.h"
@@ -30,11 +29,7 @@ ScoreSeries read_score_series(const nlohmann::json& result, const std::string& l
                               what, result.at("tasks").dump()));
   }
   std::sort(s.points.begin(), s.points.end());
-  s.label = label;
-  if (s.label.empty()) {
-    const std::string model = result.value("identity", nlohmann::json::object()).value("model", "");
-    s.label = model.empty() ? std::filesystem::path(file).stem().string() : std::filesystem::path(model).filename().string();
-  }
+  s.label = series_label(label, result.value("identity", nlohmann::json::object()).value("model", ""), file);
   return s;
 }
 
@@ -45,52 +40,23 @@ std::string score_plot_svg(const std::vector<ScoreSeries>& series, const std::st
     for (const auto& p : s.points) length_set.insert(p.first);
   if (length_set.empty()) throw Error("plot ruler: the results hold no length");
   const std::vector<int64_t> lengths(length_set.begin(), length_set.end());
-  const double W = 720, H = 420, left = 70, right = 150, top = title.empty() ? 24 : 52, bottom = 60;
-  const double aw = W - left - right, ah = H - top - bottom;
   // Lengths on a log2 axis (RULER's are powers of two; others fall between them).
   const double lo = std::log2(static_cast<double>(lengths.front())), hi = std::log2(static_cast<double>(lengths.back()));
-  auto sx = [&](int64_t L) { return hi == lo ? left + aw / 2 : left + aw * (std::log2(static_cast<double>(L)) - lo) / (hi - lo); };
-  auto sy = [&](double pct) { return top + ah * (1 - pct / 100); };
-  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
-                                R"(font-family="DejaVu Sans, Helvetica, Arial, sans-serif">)" "\n"
-                                R"(<rect x="0" y="0" width="{0}" height="{1}" fill="#ffffff"/>)" "\n", W, H);
-  if (!title.empty())
-    svg += fmt::format(R"(<text x="{:.1f}" y="32" font-size="18" font-weight="bold" text-anchor="middle" fill="#222">{}</text>)" "\n",
-                       left + aw / 2, xml_escape(title));
-  for (int pct = 0; pct <= 100; pct += 20)
-    svg += fmt::format(R"(<line x1="{0:.1f}" y1="{1:.1f}" x2="{2:.1f}" y2="{1:.1f}" stroke="#e3e3e3"/>)"
-                       R"(<text x="{3:.1f}" y="{4:.1f}" font-size="12" text-anchor="end" fill="#444">{5}</text>)" "\n",
-                       left, sy(pct), left + aw, left - 8, sy(pct) + 4, pct);
-  for (int64_t L : lengths) {
-    const std::string text = L % 1024 == 0 ? fmt::format("{}K", L / 1024) : std::to_string(L);
-    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle" fill="#444">{}</text>)" "\n", sx(L),
-                       top + ah + 18, text);
+  auto x_of = [&](int64_t L) { return hi == lo ? 1.0 : std::log2(static_cast<double>(L)) - lo; };
+  PercentChart chart{title, "Context length (tokens)", "Score (%)", hi == lo ? 2.0 : hi - lo, {}};
+  for (int64_t L : lengths)
+    chart.x_ticks.emplace_back(x_of(L), L % 1024 == 0 ? fmt::format("{}K", L / 1024) : std::to_string(L));
+  std::vector<PercentSeries> lines;
+  for (const ScoreSeries& s : series) {
+    PercentSeries& line = lines.emplace_back(PercentSeries{s.label, {}});
+    for (const auto& [L, v] : s.points) line.points.push_back({x_of(L), v});
   }
-  svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="13" text-anchor="middle" fill="#222">Context length (tokens)</text>)" "\n",
-                     left + aw / 2, H - 16);
-  svg += fmt::format(R"SVG(<text x="18" y="{:.1f}" font-size="13" text-anchor="middle" fill="#222" transform="rotate(-90 18 {:.1f})">)SVG"
-                     "Score (%)</text>\n", top + ah / 2, top + ah / 2);
-  for (size_t k = 0; k < series.size(); ++k) {
-    const std::string colour = plot_colour(k);
-    std::string pts, marks;
-    for (const auto& [L, v] : series[k].points) {
-      const double x = sx(L), y = sy(100 * v);
-      pts += fmt::format("{}{:.1f},{:.1f}", pts.empty() ? "" : " ", x, y);
-      marks += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3.5" fill="{}"/>)", x, y, colour);
-    }
-    svg += fmt::format(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>)" "\n{}\n", pts, colour, marks);
-    const double ly = top + 10 + 20 * static_cast<double>(k);
-    svg += fmt::format(R"(<line x1="{0:.1f}" y1="{1:.1f}" x2="{2:.1f}" y2="{1:.1f}" stroke="{3}" stroke-width="2"/>)"
-                       R"(<text x="{4:.1f}" y="{5:.1f}" font-size="12" fill="#222">{6}</text>)" "\n",
-                       left + aw + 12, ly, left + aw + 32, colour, left + aw + 38, ly + 4, xml_escape(series[k].label));
-  }
-  return svg + "</svg>\n";
+  return percent_chart_svg(chart, lines);
 }
 
 void plot_ruler_files(const std::vector<std::string>& files, const std::vector<std::string>& labels, const std::string& what,
                       const std::string& out) {
-  if (!labels.empty() && labels.size() != files.size())
-    throw Error(fmt::format("--label given {} times for {} files: give one per file, or none", labels.size(), files.size()));
+  check_plot_labels(labels, files);
   std::vector<ScoreSeries> series;
   for (size_t i = 0; i < files.size(); ++i)
     series.push_back(read_score_series(read_json(files[i]), labels.empty() ? "" : labels[i], what, files[i]));

@@ -5,9 +5,11 @@
 #include <set>
 
 #include "data/errors.h"
+#include "data/json_fields.h"
 #include "data/json_file.h"
 #include "data/python/py_repr.h"
 #include "data/python/unicode.h"
+#include "tasks/ruler/replace_all.h"
 #include "tasks/ruler/sizing.h"
 
 namespace foxeval::ruler {
@@ -15,12 +17,6 @@ namespace foxeval::ruler {
 namespace {
 
 const std::string kUpper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  if (from.empty()) throw Error("ruler_vt: empty replacement target");
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
 
 bool py_blank(const std::string& s) {
   for (char32_t c : utf8_to_u32(s, "vt noise"))
@@ -169,14 +165,7 @@ std::vector<RulerDoc> vartrack(const VtDefinition& def, const TokenCounter& coun
     while (b < e && py_isspace(g[b])) ++b;
     while (e > b && py_isspace(g[e - 1])) --e;
     if (icl_doc) input = input.substr(0, gp == std::string::npos ? input.size() - 1 : gp);  // input[:-1] for rfind's -1
-    RulerDoc d;
-    d.index = index;
-    d.input = input;
-    d.outputs = sample->answer;
-    d.length = length;
-    d.max_length = max_len;
-    d.gen_prefix = u32_to_utf8(g.substr(b, e - b));
-    docs.push_back(std::move(d));
+    docs.push_back({index, input, sample->answer, length, max_len, u32_to_utf8(g.substr(b, e - b))});
   }
   return docs;
 }
@@ -190,29 +179,15 @@ std::vector<RulerDoc> vt_samples(const VtDefinition& def, const TokenCounter& co
 }
 
 VtDefinition load_vt_definition(const std::string& path) {
-  const nlohmann::json j = read_json(path);
-  try {
-    const nlohmann::json& v = j.at("vt");
-    VtDefinition d;
-    d.template_text = v.at("template");
-    d.answer_prefix = v.at("answer_prefix");
-    d.noise = v.at("noise");
-    d.num_samples = v.at("num_samples");
-    d.tokens_to_generate = v.at("tokens_to_generate");
-    d.incremental = v.at("incremental");
-    d.num_chains = v.at("num_chains");
-    d.num_hops = v.at("num_hops");
-    d.var_length = v.at("var_length");
-    d.icl_max_seq_length = v.at("icl").at("max_seq_length");
-    d.icl_incremental = v.at("icl").at("incremental");
-    d.icl_var_length = v.at("icl").at("var_length");
-    d.icl_max_hops = v.at("icl").at("max_hops");
+  return read_json_section<VtDefinition>(path, "vt", [](const nlohmann::json& v, VtDefinition& d) {
+    read_fields(v, "template", d.template_text, "answer_prefix", d.answer_prefix, "noise", d.noise, "num_samples",
+                d.num_samples, "tokens_to_generate", d.tokens_to_generate, "incremental", d.incremental, "num_chains",
+                d.num_chains, "num_hops", d.num_hops, "var_length", d.var_length);
+    read_fields(v.at("icl"), "max_seq_length", d.icl_max_seq_length, "incremental", d.icl_incremental, "var_length",
+                d.icl_var_length, "max_hops", d.icl_max_hops);
     d.value_low = v.at("value_range").at(0);
     d.value_high = v.at("value_range").at(1);
-    return d;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": field 'vt': " + e.what());
-  }
+  });
 }
 
 }  // namespace foxeval::ruler

@@ -12,7 +12,7 @@
 //     - {label: fox, path: models/fox}    # a checkpoint folder (relative to this file's folder)
 //     - {label: hub, repo: org/name}      # or a Hugging Face repo id in the local cache
 //   tasks:                            # in order; each writes OUT/{label}/{name}.json
-//     - task: niah                    # a registered task (tasks/suite/suite_registry.h)
+//     - task: niah                    # a task with a suite entry (tasks/task_def.h)
 //       name: niah-easy               # optional: the output's name (default: the task's); unique
 //       models: [fox]                 # optional: the labels it runs for (default: every model)
 //       mode: easy                    # the rest: the task command's flags without "--"

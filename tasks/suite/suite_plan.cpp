@@ -7,6 +7,7 @@
 #include <set>
 
 #include "data/errors.h"
+#include "tasks/task_def.h"
 
 namespace fs = std::filesystem;
 
@@ -101,12 +102,12 @@ SuitePlan make_plan(const SuiteText& t, const PlanOverrides& o) {
     const std::string p = "/tasks/" + std::to_string(i);
     const nlohmann::json& e = v["tasks"][i];
     if (!e.is_object() || !e.contains("task") || !e["task"].is_string())
-      throw Error(t.source.at(p, fmt::format("tasks[{}]: a mapping with task: NAME (one of {})", i, fmt::join(registered_tasks(), ", "))));
+      throw Error(t.source.at(p, fmt::format("tasks[{}]: a mapping with task: NAME (one of {})", i, fmt::join(suite_task_names(), ", "))));
     const std::string task = e["task"].get<std::string>();
-    const TaskPrepare* prepare = find_task(task);
-    if (!prepare)
+    const TaskDef* def = find_task(task);
+    if (!def || !def->suite_entry)
       throw Error(t.source.at(p + "/task", fmt::format("tasks[{}].task '{}' is not a suite task (known: {})", i, task,
-                                                        fmt::join(registered_tasks(), ", "))));
+                                                        fmt::join(suite_task_names(), ", "))));
     const std::string name = text_field(t, e, p, "name", task);
     if (!plain_name(name))
       throw Error(t.source.at(p + "/name", fmt::format("tasks[{}].name '{}': letters, digits, '.', '_' and '-' only", i, name)));
@@ -125,7 +126,7 @@ SuitePlan make_plan(const SuiteText& t, const PlanOverrides& o) {
       }
     }
     TaskSettings settings(e, p, &t.source, base);
-    SuiteEntry entry{task, name, only, (*prepare)(settings, plan.cap), e, settings.paths()};
+    SuiteEntry entry{task, name, only, def->suite_entry(settings, plan.cap), e, settings.paths()};
     settings.finish();
     entry.prepared.inputs = settings.inputs();
     for (const NamedPath& in : settings.inputs()) plan.inputs.push_back(in);

@@ -1,5 +1,6 @@
 // A suite file read into what `foxeval suite run` does: the models, and each task entry's settings
-// read by its task (tasks/suite/suite_registry.h), all checked before any model loads.
+// read by its task (TaskDef::suite_entry, tasks/suite/suite_entry.h), all checked before any model
+// loads.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -11,7 +12,7 @@
 
 #include "data/path_overlap.h"
 #include "tasks/suite/suite_file.h"
-#include "tasks/suite/suite_registry.h"
+#include "tasks/suite/suite_entry.h"
 
 namespace foxeval::suite {
 

@@ -1,7 +1,7 @@
 // `foxeval suite run`: every task of a plan for every model, each model loaded once and handed to
-// its tasks' run functions in-process (tasks/suite/suite_registry.h). Each task runs through its own
-// Runner (journal, --resume, ranks of a distributed run); the suite adds the order, the skipping
-// of finished tasks and the outputs over all of them:
+// its tasks' run functions in-process (TaskDef::suite_entry, tasks/suite/suite_entry.h). Each task
+// runs through its own Runner (journal, --resume, ranks of a distributed run); the suite adds the
+// order, the skipping of finished tasks and the outputs over all of them:
 //   OUT/{label}/{name}.json (or the folder OUT/{label}/{name}/ of a task whose command writes one)
 //   OUT/tables.md, tables.tex, tables.csv, report.html   (tasks/results_table.h, tasks/report.h)
 //   OUT/suite.json   what ran: the suite's settings, models and their digests, each task's status and wall time

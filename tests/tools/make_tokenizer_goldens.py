@@ -18,20 +18,9 @@ import random
 import warnings
 
 import tiktoken
-import tiktoken.load
-from tiktoken_ext.openai_public import r50k_pat_str
+from gpt2_tiktoken import ROOT, gpt2_encoding  # this folder
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GPT2 = os.path.join(ROOT, "data", "gpt2")
 OUT = os.path.join(ROOT, "tests", "fixtures", "tokenizer", "golden_unseen.json")
-
-
-def gpt2_encoding():
-    ranks = tiktoken.load.data_gym_to_mergeable_bpe_ranks(
-        vocab_bpe_file=os.path.join(GPT2, "vocab.bpe"),
-        encoder_json_file=os.path.join(GPT2, "encoder.json"))
-    return tiktoken.Encoding(name="gpt2", pat_str=r50k_pat_str, mergeable_ranks=ranks,
-                             special_tokens={"<|endoftext|>": 50256}, explicit_n_vocab=50257)
 
 
 # Pieces whose random mixes stress the pre-tokenizer: ASCII classes, contractions, Unicode letters,

@@ -17,6 +17,7 @@ CommandRegistrar toy_command([](CLI::App& root) {
   cmd->add_option("--data", s->data_path, "numbers, one a line")->required();
   cmd->add_option("-o,--out", s->out_path, "result JSON (a shard part when --num-shards > 1)")->required();
   cmd->add_option("--scale", s->scale, "multiplies every number");
+  cmd->add_option("--limit", s->limit, "the first N numbers only (0: all)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--toy-verbose", s->verbose, "print each record (changes no number)");
   add_run_options(cmd, s->run, false);
   add_shard_options(cmd, *shards, "items", "journal (OUT.journal.jsonl)");

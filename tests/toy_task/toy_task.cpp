@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -65,29 +66,39 @@ results::ResultKind table_kind() {
   return k;
 }
 
-TaskDef definition() {
-  TaskDef d;
-  d.name = "toy";
-  d.tables = table_kind;
-  d.build = build_result;
-  d.directions = {{"toy_score", Direction::Higher}, {"toy_error", Direction::Lower}};
-  d.tolerances = {{"toy_error", 0.25, 0}};
-  d.path_keys = {"toy_file"};
-  d.information_flags = {"--toy-verbose"};
-  return d;
+// Its `foxeval suite` entry: the settings of `foxeval toy run` (flags without "--"). The suite's
+// cap is --limit (the first numbers).
+suite::PreparedTask read_suite_entry(suite::TaskSettings& t, int64_t cap) {
+  ToySettings s;
+  s.data_path = t.required_path("data");
+  s.scale = t.number("scale", s.scale);
+  s.verbose = t.flag("toy-verbose", s.verbose);
+  s.limit = t.integer("limit", 0, 1);
+  if (cap > 0) s.limit = s.limit == 0 ? cap : std::min(s.limit, cap);
+  return suite::prepared([s](const suite::TaskContext& c) mutable {
+    s.run = c.run, s.out_path = c.out_path;  // the toy needs no model
+    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index;
+    run_toy(s);
+  });
 }
 
 }  // namespace
 
-// The one line that makes it a task.
-const TaskRegistrar registered(definition);
+// The one statement that makes it a task.
+const TaskRegistrar registered(TaskDef::records("toy", table_kind, build_result)
+                                   .with_directions({{"toy_score", Direction::Higher}, {"toy_error", Direction::Lower}})
+                                   .with_tolerances({{"toy_error", 0.25, 0}})
+                                   .with_path_keys({"toy_file"})
+                                   .with_information_flags({"--toy-verbose"})
+                                   .with_suite_entry(read_suite_entry));
 
 nlohmann::json run_toy(const ToySettings& s) {
-  const std::vector<double> numbers = read_numbers(s.data_path);
+  std::vector<double> numbers = read_numbers(s.data_path);
+  if (s.limit > 0 && static_cast<int64_t>(numbers.size()) > s.limit) numbers.resize(s.limit);
   std::vector<WorkItem> items;
   for (size_t i = 0; i < numbers.size(); ++i) items.push_back({fmt::format("item_{}", i), 1.0});
   const nlohmann::json identity = {
-      {"toy_file", s.data_path}, {"data_digest", digest_paths({s.data_path})}, {"scale", s.scale}};
+      {"toy_file", s.data_path}, {"data_digest", digest_paths({s.data_path})}, {"scale", s.scale}, {"limit", s.limit}};
   RunnerSettings rs;
   rs.out_path = s.out_path;
   rs.resume = s.resume;

@@ -3,6 +3,7 @@
 // `report`, `check`, `compare`, `merge`, identity and the announcement know it (tests/test_task_def.cpp,
 // tests/cli_toy_task_test.sh). Its data: a text file of numbers, one an item; its record: the
 // number times --scale; its result: their mean (higher is better) and an error (lower is better).
+// `foxeval suite` runs it as `task: toy` (tests/cli_toy_task_test.sh).
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@ namespace foxeval::toy {
 struct ToySettings {
   std::string data_path, out_path;
   double scale = 1.0;
+  int64_t limit = 0;     // --limit: the first numbers only (0: all)
   bool verbose = false;  // --toy-verbose: prints each record; changes no number
   RunOptions run;
   int64_t num_shards = 1, shard_index = 0;

@@ -1,18 +1,18 @@
-// The tasks `foxeval suite` can run, each registered with one line from its own folder:
+// How a task reads its `foxeval suite` entry and runs it: the reader (EntryReader) is a field of the
+// task's definition (TaskDef::suite_entry, tasks/task_def.h), registered with it by its one line;
+// `foxeval suite` looks a task up in that registry and keeps no list of its own.
 //
-//   // tasks/niah/niah_suite.cpp
-//   const suite::TaskRegistrar niah_suite("niah", [](suite::TaskSettings& t) {
+//   // tasks/niah/niah_task_def.cpp
+//   suite::PreparedTask read_suite_entry(suite::TaskSettings& t, int64_t cap) {
 //     niah::RunSettings s;                       // the task command's settings, read from the entry
 //     s.haystack_dir = t.required_path("haystack");
 //     ...
-//     return suite::PreparedTask{".json", "", [s](const suite::TaskContext& c) mutable {
-//       s.model_dir = c.model_dir; s.model = c.model; ...; niah::run_sweep(s); }};
-//   });
+//     return suite::prepared([s](const suite::TaskContext& c) mutable { c.fill(s); niah::run_sweep(s); });
+//   }
 //
 // A suite entry's keys are the task command's flags without "--" (`max-new-tokens: 24`), read
 // into the same settings struct the command fills, so OUT/{label}/{name}.json is what the command
-// writes with those flags (tests/cli_suite_test.sh holds them equal). Files named *_suite.cpp are
-// linked into each binary as objects (CMakeLists.txt), so their registrars always run.
+// writes with those flags (tests/cli_suite_test.sh holds them equal).
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -84,6 +84,14 @@ struct TaskContext {
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
   int64_t stop_after = -1;  // >= 0: stop (exit 3, resumable) after this many items: the kill test's hook
+
+  // Gives a task command's settings what every task takes from the suite under the command's names
+  // (model_dir, model, run, out_path, resume, num_shards, shard_index); the rest is the task's.
+  template <class Settings>
+  void fill(Settings& s) const {
+    s.model_dir = model_dir, s.model = model, s.run = run, s.out_path = out_path;
+    s.resume = resume, s.num_shards = num_shards, s.shard_index = shard_index;
+  }
 };
 
 struct PreparedTask {
@@ -97,14 +105,9 @@ struct PreparedTask {
 
 // Reads an entry's settings (throwing on a bad one, before any model loads) and returns the run.
 // `cap` > 0: the suite's cap on documents/records/cells (each task applies it to what it counts).
-using TaskPrepare = std::function<PreparedTask(TaskSettings& settings, int64_t cap)>;
+using EntryReader = std::function<PreparedTask(TaskSettings& settings, int64_t cap)>;
 
-struct TaskRegistrar {
-  TaskRegistrar(const std::string& task, TaskPrepare prepare);
-};
-
-// nullptr when no task of that name is registered.
-const TaskPrepare* find_task(const std::string& task);
-std::vector<std::string> registered_tasks();
+// A file output's task: `run`, with the defaults above.
+PreparedTask prepared(std::function<void(const TaskContext&)> run);
 
 }  // namespace foxeval::suite

@@ -1,4 +1,4 @@
-#include "tasks/suite/suite_registry.h"
+#include "tasks/suite/suite_entry.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,11 +14,6 @@ namespace fs = std::filesystem;
 
 namespace foxeval::suite {
 namespace {
-
-std::map<std::string, TaskPrepare>& registry() {
-  static std::map<std::string, TaskPrepare> tasks;
-  return tasks;
-}
 
 // "/tasks/2" -> "tasks[2]"
 std::string readable(const std::string& pointer) {
@@ -39,19 +34,10 @@ std::string readable(const std::string& pointer) {
 
 }  // namespace
 
-TaskRegistrar::TaskRegistrar(const std::string& task, TaskPrepare prepare) {
-  registry()[task] = std::move(prepare);
-}
-
-const TaskPrepare* find_task(const std::string& task) {
-  auto it = registry().find(task);
-  return it == registry().end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> registered_tasks() {
-  std::vector<std::string> names;
-  for (const auto& [name, _] : registry()) names.push_back(name);
-  return names;
+PreparedTask prepared(std::function<void(const TaskContext&)> run) {
+  PreparedTask p;
+  p.run = std::move(run);
+  return p;
 }
 
 TaskSettings::TaskSettings(nlohmann::json entry, std::string pointer, const SourceLines* source, std::string base_dir)
