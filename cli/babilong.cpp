@@ -105,7 +105,7 @@ CommandRegistrar babilong_command([](CLI::App& root) {
     cmd->callback([cmd, s, shards] {
       resolve_task_settings(cmd, "babilong", *shards, *s);
       nlohmann::json result;
-      run_task("babilong run", [&] { result = babilong::run_babilong(*s); }, [&] {
+      run_task("babilong run", s->ranks, [&] { result = babilong::run_babilong(*s); }, [&] {
         if (s->num_shards > 1) {
           std::printf("shard %lld of %lld written; combine the parts with `foxeval merge`\n",
                       static_cast<long long>(s->shard_index), static_cast<long long>(s->num_shards));

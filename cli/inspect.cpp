@@ -101,7 +101,7 @@ CommandRegistrar inspect_command([](CLI::App& root) {
   gates->callback([gates, gs, shards] {
     resolve_task_settings(gates, "inspect-gates", *shards, *gs);
     nlohmann::json r;
-    run_task("inspect gates", [&] { r = inspect::run_gates(*gs); }, [&] { print_gates(r); });
+    run_task("inspect gates", gs->ranks, [&] { r = inspect::run_gates(*gs); }, [&] { print_gates(r); });
   });
 
   // ---- attention ----

@@ -79,7 +79,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
       // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
       resolve_task_settings(cmd, "longbench", *shards, *s);
       nlohmann::json result;
-      run_task("longbench run", [&] { result = longbench::run_longbench(*s); }, [&] {
+      run_task("longbench run", s->ranks, [&] { result = longbench::run_longbench(*s); }, [&] {
         if (s->num_shards > 1) {
           std::printf("shard %lld of %lld written; combine the parts with `foxeval merge`, then `foxeval longbench export`\n",
                       static_cast<long long>(s->shard_index), static_cast<long long>(s->num_shards));

@@ -112,7 +112,7 @@ CommandRegistrar ruler_command([](CLI::App& root) {
     resolve_samples_options(r->samples, *run_tasks, *run_lengths);
     resolve_task_settings(run, "ruler", *shards, *r);
     nlohmann::json result;
-    run_task("ruler run", [&] { result = ruler::run_ruler(*r); }, [&] {
+    run_task("ruler run", r->ranks, [&] { result = ruler::run_ruler(*r); }, [&] {
       if (r->num_shards > 1) {
         std::printf("shard %lld of %lld written; combine the parts with `foxeval merge`\n", static_cast<long long>(r->shard_index),
                     static_cast<long long>(r->num_shards));

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "models/registry.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
 #include "tests/test_support.h"
 

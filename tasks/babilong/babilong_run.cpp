@@ -13,7 +13,9 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "tasks/item_stats.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace foxeval::babilong {
 namespace {
@@ -196,9 +198,8 @@ nlohmann::json run_babilong(const RunSettings& s) {
   std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
   CausalLM* model = s.model ? s.model : loaded.get();
 
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;
-  Runner runner(rs, "babilong", identity(s, splits, *model, tok), items);
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner runner(rs, "babilong", identity(s, splits, *model, tok), items);
   // Batches of 4 x --batch-size documents to the scheduler, longest first (as longbench: the
   // scheduler's slots stay busy; an answer depends on its prompt and its bucket's slot count only).
   const size_t per_batch = 4 * static_cast<size_t>(std::max<int64_t>(1, s.generation.max_batch));

@@ -17,6 +17,7 @@
 #include "models/model.h"
 #include "models/requests.h"
 #include "tasks/babilong/babilong_data.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::babilong {
 
@@ -31,6 +32,7 @@ struct RunSettings {
   RunOptions run;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted) after this many documents
   GenerateUntilOptions generation;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.

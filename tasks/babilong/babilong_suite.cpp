@@ -20,7 +20,7 @@ const suite::TaskRegistrar babilong_suite("babilong", [](suite::TaskSettings& t,
   suite::PreparedTask p;
   p.run = [s](const suite::TaskContext& c) mutable {
     s.model_dir = c.model_dir, s.model = c.model, s.run = c.run, s.out_path = c.out_path;
-    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index;
+    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.ranks = c.ranks;
     s.stop_after = c.stop_after > 0 ? c.stop_after : -1;
     babilong::run_babilong(s);
   };

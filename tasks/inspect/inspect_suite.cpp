@@ -21,7 +21,7 @@ const suite::TaskRegistrar inspect_suite("inspect-gates", [](suite::TaskSettings
   suite::PreparedTask p;
   p.run = [s](const suite::TaskContext& c) mutable {
     s.model_dir = c.model_dir, s.model = c.model, s.run = c.run, s.out_path = c.out_path;
-    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index;
+    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.ranks = c.ranks;
     inspect::run_gates(s);
   };
   return p;

@@ -18,7 +18,9 @@
 #include "models/registry.h"
 #include "models/stage_timer.h"
 #include "tasks/inspect/gate_stats.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace foxeval::inspect {
 namespace {
@@ -167,9 +169,8 @@ nlohmann::json run_gates(const GatesSettings& s) {
   std::vector<WorkItem> items;
   if (decay.kind != "none")
     for (int64_t d = 0; d < num_docs; ++d) items.push_back({fmt::format("doc_{}", d), static_cast<double>(doc_len)});
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
-  Runner runner(rs, "inspect-gates", identity, items);
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner runner(rs, "inspect-gates", identity, items);
   const auto start = std::chrono::steady_clock::now();
   int64_t docs_this_run = 0, tokens_this_run = 0;
   for (size_t i : runner.todo()) {

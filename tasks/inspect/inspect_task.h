@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/model.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::inspect {
 
@@ -26,6 +27,7 @@ struct GatesSettings {
   int64_t bos_id = 50256;  // --data: each row is read as [bos] + row[:-1], the loss protocol's input
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
   CausalLM* model = nullptr;

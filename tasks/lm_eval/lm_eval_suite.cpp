@@ -21,7 +21,7 @@ const suite::TaskRegistrar lm_eval_suite("lm-eval", [](suite::TaskSettings& t, i
   suite::PreparedTask p;
   p.run = [s](const suite::TaskContext& c) mutable {
     s.model_dir = c.model_dir, s.model = c.model, s.run = c.run, s.out_path = c.out_path;
-    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.stop_after_docs = c.stop_after;
+    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.ranks = c.ranks, s.stop_after_docs = c.stop_after;
     lm_eval::run_lm_eval(s);
   };
   return p;

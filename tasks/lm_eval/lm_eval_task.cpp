@@ -22,7 +22,9 @@
 #include "tasks/lm_eval/metrics.h"
 #include "tasks/lm_eval/pystr.h"
 #include "tasks/lm_eval/task_data.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace foxeval::lm_eval {
 namespace fs = std::filesystem;
@@ -283,9 +285,8 @@ json run_lm_eval(const LmEvalSettings& s) {
   for (size_t t = 0; t < tasks.size(); ++t)
     for (size_t d = 0; d < tasks[t].docs.size(); ++d) item_doc.emplace_back(t, d);
 
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
-  Runner run(rs, "lm-eval", make_identity(s, *model, tasks), items);
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner run(rs, "lm-eval", make_identity(s, *model, tasks), items);
 
   LoglikelihoodOptions opt;
   opt.max_length = s.max_length;

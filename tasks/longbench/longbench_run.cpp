@@ -13,10 +13,11 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "tasks/distributed.h"
 #include "tasks/generation_progress.h"
 #include "tasks/longbench/longbench_official.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace fs = std::filesystem;
 
@@ -66,9 +67,8 @@ nlohmann::json run_longbench(const RunSettings& s) {
     items.push_back({fmt::format("{}/{}", p.task, p.record.index),
                      static_cast<double>(p.ids.size() + static_cast<size_t>(generation_length(s, set.config, p.task)))});
 
-  RunnerSettings rs{(fs::path(s.out_dir) / "run.json").string(), s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
-  Runner runner(rs, "longbench", identity(s, set, *model, tok), items);
+  const RunnerSettings rs = task_runner_settings(s, (fs::path(s.out_dir) / "run.json").string(), model);
+  RecordRunner runner(rs, "longbench", identity(s, set, *model, tok), items);
 
   // Records are handed out in batches (Runner::claim_batch: longest first; in a distributed run
   // from the shared counter in the store, so no GPU idles while another works through the long
@@ -92,7 +92,7 @@ nlohmann::json run_longbench(const RunSettings& s) {
   }
   GenerationMeter meter("longbench", "records", static_cast<int64_t>(runner.todo().size()), open_prompt_tokens,
                         open_new_tokens, !c10::Device(s.run.device).is_cuda(), "--max-new-tokens, --limit or --tasks",
-                        runner.distributed() ? DistributedSession::active()->rank() : -1);
+                        runner.rank());
   GenerateUntilOptions generation = s.generation;
   for (;;) {
     if (runner.should_stop()) runner.interrupt();

@@ -16,6 +16,7 @@
 #include "tasks/loss/loss_text.h"
 #include "tasks/item_stats.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace foxeval {
 namespace {
@@ -329,10 +330,9 @@ nlohmann::json run_loss(const LossSettings& s) {
     const int64_t n = std::min(s.batch_size, num_windows - first);
     items.push_back({fmt::format("windows_{}_{}", first, first + n), static_cast<double>(n * seq_len)});
   }
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
+  RunnerSettings rs = task_runner_settings(s, s.out_path, model);
   rs.save_every_seconds = s.save_every_seconds;
-  Runner run(rs, "loss", identity(s, *model, data), items, loss_reducer());
+  ReducerRunner run(rs, "loss", identity(s, *model, data), items, loss_reducer());
 
   const at::Device device(s.run.device);
   int64_t windows_this_run = 0;

@@ -18,6 +18,7 @@
 
 #include "models/model.h"
 #include "tasks/result_file.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval {
 
@@ -35,6 +36,7 @@ struct LossSettings {
   int64_t bos_id = 50256;
   int64_t batch_size = 1;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   bool resume = false;
   double save_every_seconds = 120.0;
   // Save the state and stop after this many windows (0 = run to the end): for preemptible

@@ -28,7 +28,7 @@ const suite::TaskRegistrar niah_suite("niah", [](suite::TaskSettings& t, int64_t
   suite::PreparedTask p;
   p.run = [s](const suite::TaskContext& c) mutable {
     s.model_dir = c.model_dir, s.model = c.model, s.run = c.run, s.out_path = c.out_path;
-    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.stop_after = c.stop_after;
+    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.ranks = c.ranks, s.stop_after = c.stop_after;
     niah::run_sweep(s);
   };
   return p;

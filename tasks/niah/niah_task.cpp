@@ -18,10 +18,11 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "tasks/distributed.h"
 #include "tasks/generation_progress.h"
 #include "tasks/niah/niah_score.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace fs = std::filesystem;
 
@@ -116,9 +117,8 @@ nlohmann::json run_sweep(const RunSettings& s) {
       {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
   identity.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
 
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
-  Runner runner(rs, "niah", identity, items);
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner runner(rs, "niah", identity, items);
   if (!s.pred_dir.empty()) make_folder(s.pred_dir, "--pred-dir");
 
   // Work is handed out a length at a time (Runner::claim_batch: in a distributed run from the
@@ -138,7 +138,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
   GenerationMeter meter("niah", "cells", static_cast<int64_t>(runner.todo().size()), open_prompt_tokens,
                         static_cast<int64_t>(runner.todo().size()) * s.max_new_tokens, !at::Device(s.run.device).is_cuda(),
                         "--max-new-tokens, --lengths or --depths",
-                        runner.distributed() ? DistributedSession::active()->rank() : -1);
+                        runner.rank());
   GenerateUntilOptions generation = s.generation;
   for (;;) {
     const std::vector<size_t> batch = runner.claim_batch(per_length);
@@ -197,7 +197,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
     if (runner.distributed()) {
       out["this_run"]["cells"] = static_cast<int64_t>(records.size()) - done_before;
       out["this_run"]["rates_of"] = "rank 0";
-      out["this_run"]["world_size"] = DistributedSession::active()->world();
+      out["this_run"]["world_size"] = runner.world();
     }
     return out;
   });

@@ -11,6 +11,7 @@
 #include "models/model.h"
 #include "models/requests.h"
 #include "tasks/niah/niah_prompts.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::niah {
 
@@ -42,6 +43,7 @@ struct RunSettings {
   int64_t stop_after = -1;             // stop (resumably) after the N-th cell finishes
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
   CausalLM* model = nullptr;

@@ -13,7 +13,9 @@
 #include "data/python/unicode.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 #include "tasks/ruler/ruler_results.h"
 
 namespace foxeval::ruler {
@@ -121,9 +123,8 @@ nlohmann::json run_ruler(const RunSettings& s) {
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.samples.model_dir);
   std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.samples.model_dir, s.run);
   CausalLM* model = s.model ? s.model : loaded.get();
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;
-  Runner runner(rs, "ruler", identity(s, docs, tasks, lengths, *model, tok), items);
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner runner(rs, "ruler", identity(s, docs, tasks, lengths, *model, tok), items);
   // Batches of 4 x --batch-size docs to the scheduler, longest first (as babilong and longbench:
   // the slots stay busy; an answer depends on its prompt and its bucket's slot count only).
   const size_t per_batch = 4 * static_cast<size_t>(std::max<int64_t>(1, s.generation.max_batch));

@@ -18,6 +18,7 @@
 #include "models/model.h"
 #include "models/requests.h"
 #include "tasks/ruler/ruler_samples.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::ruler {
 
@@ -32,6 +33,7 @@ struct RunSettings {
   CausalLM* model = nullptr;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted) after this many docs
   GenerateUntilOptions generation;
 };

@@ -36,7 +36,7 @@ const suite::TaskRegistrar ruler_suite("ruler", [](suite::TaskSettings& t, int64
   suite::PreparedTask p;
   p.run = [s](const suite::TaskContext& c) mutable {
     s.samples.model_dir = c.model_dir, s.model = c.model, s.run = c.run, s.out_path = c.out_path;
-    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index;
+    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.ranks = c.ranks;
     s.stop_after = c.stop_after > 0 ? c.stop_after : -1;
     ruler::run_ruler(s);
   };

@@ -217,6 +217,7 @@ nlohmann::json run_suite(const SuitePlan& plan, const SuiteRunSettings& s) {
       c.resume = s.resume;
       c.num_shards = s.num_shards;
       c.shard_index = s.shard_index;
+      c.ranks = s.ranks;
       c.stop_after = s.stop_at == what ? s.stop_after : -1;
       set_pruning_origin(model.get());  // each task's header counts its own pruning only
       const auto tt = std::chrono::steady_clock::now();
