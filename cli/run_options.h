@@ -12,6 +12,7 @@
 
 #include "models/model.h"
 #include "tasks/distributed.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval {
 

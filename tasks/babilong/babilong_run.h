@@ -11,10 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/babilong/babilong_data.h"
 #include "tasks/run_ranks.h"
@@ -36,7 +38,7 @@ struct RunSettings {
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted) after this many documents
   GenerateUntilOptions generation;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // The splits to run: each task at each length the dataset has it at (qa6-qa20: 0k). Without

@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "tasks/run_ranks.h"
 
 namespace foxeval::inspect {
@@ -30,7 +32,7 @@ struct GatesSettings {
   RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // Default --tokens of --data: 8 documents of LongCrawl64's 65536 tokens.

@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/longbench/longbench_prompt_set.h"
 #include "tasks/run_ranks.h"
@@ -26,7 +28,7 @@ struct RunSettings {
   int64_t stop_after = -1;      // >= 0: stop (as if interrupted) after this many records
   GenerateUntilOptions generation;  // the scheduler's batch, memory and CUDA-graph settings
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // Runs (or resumes) and returns what the runner wrote: the result, or this shard's part. With one

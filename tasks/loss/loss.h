@@ -13,10 +13,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "tasks/result_file.h"
 #include "tasks/run_ranks.h"
 
@@ -44,7 +46,7 @@ struct LossSettings {
   int64_t stop_after_windows = 0;
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // Sums of per-token losses per position, in 32.32 fixed point: each fp32 loss is rounded to a

@@ -21,11 +21,13 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "data/path_overlap.h"
 #include "models/model.h"
+#include "models/registry.h"
 #include "tasks/suite/suite_file.h"
 #include "tasks/run_ranks.h"
 
@@ -79,7 +81,7 @@ class TaskSettings {
 struct TaskContext {
   std::string label;      // the model's label
   std::string model_dir;  // what the command's --model would get (a folder or a repo id)
-  CausalLM* model = nullptr;  // loaded once by the suite for all its tasks
+  std::shared_ptr<const LoadedModel> model;  // loaded once by the suite for all its tasks
   RunOptions run;         // device, dtype (resolved), pruning tolerance
   std::string out_path;   // OUT/{label}/{name}.json, or the folder OUT/{label}/{name} (PreparedTask::out)
   bool resume = false;
