@@ -226,7 +226,7 @@ void run_bench_pruning(const BenchPruningArgs& a) {
         layers = info.num_layers;
         heads = model->decay_info().heads;
         head_dim = model->decay_info().head_dim;
-        model_id = model_identity(a.model, info);
+        model_id = model_identity(model);
         model_json = {{"family", info.family}, {"num_parameters", info.num_parameters}, {"layers", layers},
                       {"heads", heads},        {"head_dim", head_dim}};
         for (int64_t d = 0; d < a.documents; ++d) {

@@ -80,7 +80,7 @@ CommandRegistrar babilong_command([](CLI::App& root) {
     cmd->callback([cmd, s, shards] {
       resolve_task_settings(cmd, "babilong", *shards, *s);
       nlohmann::json result;
-      run_task("babilong run", [&] { result = babilong::run_babilong(*s); }, [&] {
+      run_task("babilong run", s->ranks, [&] { result = babilong::run_babilong(*s); }, [&] {
         if (!report_shard_part(s->shard_index, s->num_shards)) babilong::print_babilong_summary(result);
       });
     });

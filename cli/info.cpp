@@ -91,9 +91,9 @@ CommandRegistrar info_command([](CLI::App& root) {
     if (*switch_list) return print_switches(*json);
     if (cmd->get_option("--model")->count() == 0)
       throw CLI::RequiredError("--model, --tasks, --ci-baselines or --switches");
-    auto model = load_model(*dir, RunOptions{});
+    const LoadedModel model = load_model(*dir, RunOptions{});
     const ModelInfo& i = model->info();
-    const ModelDigest d = model_digest(resolve_model_dir(*dir));  // taken while it loaded
+    const ModelDigest& d = model.digest;  // taken while it loaded
     if (*json) {
       nlohmann::json j = {{"directory", i.directory}, {"model_type", i.model_type}, {"family", i.family},
                           {"hidden_size", i.hidden_size}, {"num_layers", i.num_layers},

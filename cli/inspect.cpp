@@ -64,7 +64,7 @@ CommandRegistrar inspect_command([](CLI::App& root) {
   gates->callback([gates, gs, shards] {
     resolve_task_settings(gates, "inspect-gates", *shards, *gs);
     nlohmann::json r;
-    run_task("inspect gates", [&] { r = inspect::run_gates(*gs); }, [&] { inspect::print_gates_summary(r); });
+    run_task("inspect gates", gs->ranks, [&] { r = inspect::run_gates(*gs); }, [&] { inspect::print_gates_summary(r); });
   });
 
   // ---- attention ----
@@ -88,14 +88,15 @@ CommandRegistrar inspect_command([](CLI::App& root) {
   att->callback([att, aa] {
     resolve_run(att, aa->run);
     const std::string text = read_text_file(aa->text);
-    const Gpt2Tokenizer tok = Gpt2Tokenizer::load(resolve_model_dir(aa->model));
+    const ModelFiles files = find_model_files(aa->model);  // resolved once: the tokenizer, then the model
+    const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
     std::vector<int64_t> ids = tok.encode(text, /*add_bos=*/true);
     if (aa->max_tokens > 0 && static_cast<int64_t>(ids.size()) > aa->max_tokens) ids.resize(aa->max_tokens);
     const auto T = static_cast<int64_t>(ids.size());
     auto [a, b] = aa->span.empty() ? std::pair<int64_t, int64_t>{0, std::min<int64_t>(T, 256)} : parse_span(aa->span, T);
     if (b - a > kMaxSpan)
       throw Error(fmt::format("--span {}:{}: {} tokens; at most {} can be drawn", a, b, b - a, kMaxSpan));
-    std::unique_ptr<CausalLM> model = load_model(aa->model, aa->run);
+    const LoadedModel model = load_model(files, aa->run);
     const inspect::AttentionMaps m = inspect::attention_maps(*model, ids, aa->layer, aa->head, a, b);
     std::string title = aa->title;
     if (title.empty()) {

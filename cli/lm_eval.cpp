@@ -226,7 +226,7 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
     apply_lm_eval_spellings(run, *spell, *s);
     resolve_task_settings(run, "lm-eval", *shards, *s);
     nlohmann::json result;
-    run_task("lm-eval", [&] { result = lm_eval::run_lm_eval(*s); }, [&] { lm_eval::print_lm_eval_summary(result); });
+    run_task("lm-eval", s->ranks, [&] { result = lm_eval::run_lm_eval(*s); }, [&] { lm_eval::print_lm_eval_summary(result); });
   });
 });
 

@@ -80,7 +80,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
       // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
       resolve_task_settings(cmd, "longbench", *shards, *s);
       nlohmann::json result;
-      run_task("longbench run", [&] { result = longbench::run_longbench(*s); }, [&] {
+      run_task("longbench run", s->ranks, [&] { result = longbench::run_longbench(*s); }, [&] {
         if (report_shard_part(s->shard_index, s->num_shards, "`foxeval longbench export`")) return;
         print_scores(result.at("scores"));
         for (auto it = result.at("score_errors").begin(); it != result.at("score_errors").end(); ++it)

@@ -61,7 +61,7 @@ CommandRegistrar loss_command([](CLI::App& root) {
     resolve_task_settings(cmd, "loss", *shards, *s);
     nlohmann::json result;
     run_task(
-        "loss",
+        "loss", s->ranks,
         [&] {
           result = run_loss(*s);
         },

@@ -130,7 +130,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
     // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
     resolve_task_settings(run, "niah", *shards, *rs);
     nlohmann::json result;
-    run_task("niah run", [&] { result = niah::run_sweep(*rs); }, [&] { niah::print_summary(result); });
+    run_task("niah run", rs->ranks, [&] { result = niah::run_sweep(*rs); }, [&] { niah::print_summary(result); });
   });
 
   // ---- score ----

@@ -106,7 +106,7 @@ CommandRegistrar ruler_command([](CLI::App& root) {
     resolve_samples_options(r->samples, *run_tasks, *run_lengths);
     resolve_task_settings(run, "ruler", *shards, *r);
     nlohmann::json result;
-    run_task("ruler run", [&] { result = ruler::run_ruler(*r); }, [&] {
+    run_task("ruler run", r->ranks, [&] { result = ruler::run_ruler(*r); }, [&] {
       if (!report_shard_part(r->shard_index, r->num_shards)) std::fputs(ruler::score_table(result).c_str(), stdout);
     });
   });

@@ -114,7 +114,8 @@ ShardPlan resolve_task_run(const CLI::App* cmd, const std::string& task, const S
   return plan;
 }
 
-void run_task(const std::string& name, const std::function<void()>& body, const std::function<void()>& report) {
+void run_task(const std::string& name, const RunRanks& ranks, const std::function<void()>& body,
+              const std::function<void()>& report) {
   try {
     body();
   } catch (const RunInterrupted& e) {
@@ -124,8 +125,7 @@ void run_task(const std::string& name, const std::function<void()>& body, const 
   std::signal(SIGINT, SIG_IGN);  // the result is written: a late signal must not look like a kill (exit 143)
   std::signal(SIGTERM, SIG_IGN);
   // One summary for one result: in a distributed run rank 0's (every rank holds the same result).
-  const DistributedSession* dist = DistributedSession::active();
-  if (report && (!dist || dist->rank() == 0)) report();
+  if (report && (!ranks || ranks->rank() == 0)) report();
 }
 
 }  // namespace foxeval

@@ -12,6 +12,7 @@
 
 #include "models/model.h"
 #include "tasks/distributed.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval {
 
@@ -39,19 +40,23 @@ void resolve_run(const CLI::App* cmd, RunOptions& run, int64_t local_rank = -1);
 // the plan's local rank.
 ShardPlan resolve_task_run(const CLI::App* cmd, const std::string& task, const ShardArgs& shards, RunOptions& run);
 
-// resolve_task_run into a task's settings: its run options, the plan's shard and --resume (every
-// sharded task's settings carry run, num_shards, shard_index and resume).
+// resolve_task_run into a task's settings: its run options, the plan's shard, ranks and --resume
+// (every sharded task's settings carry run, num_shards, shard_index, ranks and resume).
 template <typename TaskSettings>
 void resolve_task_settings(const CLI::App* cmd, const std::string& task, const ShardArgs& shards, TaskSettings& s) {
   const ShardPlan plan = resolve_task_run(cmd, task, shards, s.run);
   s.num_shards = plan.num_shards;
   s.shard_index = plan.shard_index;
+  s.ranks = plan.ranks;
   s.resume = shards.resume;
 }
 
 // Runs a task: `body` computes and writes the result and returns; then SIGINT/SIGTERM are ignored
-// (a written result must not turn into a killed run) and `report` prints. A RunInterrupted (the
-// journal or state is saved) prints "foxeval NAME: why" and exits 3, --resume continues.
-void run_task(const std::string& name, const std::function<void()>& body, const std::function<void()>& report = {});
+// (a written result must not turn into a killed run) and `report` prints, once: on rank 0 of a
+// distributed run (`ranks`, the task settings' plan_shards session; null: one process). A
+// RunInterrupted (the journal or state is saved) prints "foxeval NAME: why" and exits 3, --resume
+// continues.
+void run_task(const std::string& name, const RunRanks& ranks, const std::function<void()>& body,
+              const std::function<void()>& report = {});
 
 }  // namespace foxeval

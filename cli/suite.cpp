@@ -87,8 +87,9 @@ void run_command(CLI::App* cmd, SuiteArgs& a) {
   const ShardPlan shards = plan_shards("suite", -1, -1);
   resolve_run(cmd, a.run, shards.local_rank);
   s.run = a.run;
-  s.writes_outputs = !DistributedSession::active() || DistributedSession::active()->rank() == 0;
-  run_task("suite run", [&] { suite::run_suite(plan, s); });
+  s.ranks = shards.ranks;
+  s.writes_outputs = shards.writes_result();
+  run_task("suite run", shards.ranks, [&] { suite::run_suite(plan, s); });
 }
 
 CommandRegistrar suite_command([](CLI::App& root) {

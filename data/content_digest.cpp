@@ -252,34 +252,6 @@ ModelDigest compute_model_digest(const std::string& dir) {
 
 }  // namespace
 
-ModelDigest model_digest(const std::string& model_dir) {
-  static std::mutex mu;
-  static std::map<std::string, std::shared_future<ModelDigest>> known;
-  const std::string key = fs::weakly_canonical(model_dir).string();
-  std::promise<ModelDigest> promise;
-  std::shared_future<ModelDigest> f;
-  bool compute = false;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = known.find(key);
-    if (it == known.end()) {
-      f = promise.get_future().share();
-      known.emplace(key, f);
-      compute = true;
-    } else {
-      f = it->second;  // computed, or being computed by another thread: wait for it
-    }
-  }
-  if (compute) {
-    try {
-      promise.set_value(compute_model_digest(model_dir));
-    } catch (...) {
-      promise.set_exception(std::current_exception());
-      std::lock_guard<std::mutex> lock(mu);
-      known.erase(key);  // a later call tries again
-    }
-  }
-  return f.get();
-}
+ModelDigest model_digest(const std::string& model_dir) { return compute_model_digest(model_dir); }
 
 }  // namespace foxeval

@@ -59,7 +59,8 @@ struct ModelDigest {
   std::vector<std::pair<std::string, std::string>> files;  // name -> SHA-256 hex
 };
 
-// Computed once per folder and process (the result is kept: every task asks after loading).
+// Hashes (or reads from the hub cache's blob names) on every call: load_model (models/registry.h)
+// takes it once, while the weights load, and its LoadedModel holds it for every later reader.
 // Thread-safe; errors name the folder and file.
 ModelDigest model_digest(const std::string& model_dir);
 

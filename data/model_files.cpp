@@ -56,4 +56,16 @@ std::string model_file(const std::string& dir, const std::string& name, const st
   return path.string();
 }
 
+ModelFiles find_model_files(const std::string& spec) {
+  ModelFiles f;
+  f.spec = spec;
+  f.dir = resolve_model_dir(spec);  // a directory, or a repo id in the hub cache
+  f.identity_path = fs::weakly_canonical(f.dir).string();  // = model_identity_path(spec), without resolving again
+  f.hub = parse_hub_model_id(spec);
+  std::error_code ec;
+  if (fs::is_regular_file(fs::path(f.dir) / "vocab.json", ec)) f.vocab_json = (fs::path(f.dir) / "vocab.json").string();
+  if (fs::is_regular_file(fs::path(f.dir) / "merges.txt", ec)) f.merges_txt = (fs::path(f.dir) / "merges.txt").string();
+  return f;
+}
+
 }  // namespace foxeval

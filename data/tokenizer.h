@@ -5,16 +5,25 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace foxeval {
 
+struct ModelFiles;  // data/model_files.h
+
 class Gpt2Tokenizer {
  public:
-  // `model_dir` holding vocab.json + merges.txt is used when both are there; otherwise (or when
-  // `model_dir` is empty) the bundled GPT-2 files (bundled_dir()). Throws foxeval::Error naming
-  // the file on a missing or malformed file.
-  static Gpt2Tokenizer load(const std::string& model_dir);
+  // The model's vocab.json + merges.txt when its folder has both; when it has neither, the
+  // bundled GPT-2 files (bundled_dir()). Throws foxeval::Error naming the file on a missing (one of
+  // the pair) or malformed file. A command that loads the model passes its LoadedModel's files
+  // (models/registry.h), so the model is resolved once.
+  static Gpt2Tokenizer load(const ModelFiles& model);
+  // For commands that read only the tokenizer: `model` (a folder or a hub repo id, data/
+  // model_files.h find_model_files) as above, or the bundled files when `model` is empty.
+  static Gpt2Tokenizer load(const std::string& model);
+  // The two files load(model) reads: {vocab, merges}, bundled or the model's (same checks and errors).
+  static std::pair<std::string, std::string> files_of(const ModelFiles& model);
   // Loads exactly these two files (vocab.json or encoder.json; merges.txt or vocab.bpe).
   static Gpt2Tokenizer load_files(const std::string& vocab_json, const std::string& merges_txt);
   // Folder of the bundled encoder.json/vocab.bpe: $FOXEVAL_GPT2_DIR, else FOXEVAL_DATA_DIR/gpt2

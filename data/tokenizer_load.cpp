@@ -51,11 +51,6 @@ std::string to_bytes(std::string_view s, const std::vector<int>& table, const st
   return out;
 }
 
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
-
 }  // namespace
 
 std::string Gpt2Tokenizer::bundled_dir() {
@@ -63,17 +58,23 @@ std::string Gpt2Tokenizer::bundled_dir() {
                         {"encoder.json", "vocab.bpe"}, "FOXEVAL_GPT2_DIR", ""});
 }
 
+std::pair<std::string, std::string> Gpt2Tokenizer::files_of(const ModelFiles& model) {
+  const bool has_vocab = !model.vocab_json.empty(), has_merges = !model.merges_txt.empty();
+  if (has_vocab && has_merges)  // both inside the model folder, symlinks resolved (data/model_files.h)
+    return {model_file(model.dir, "vocab.json", model.dir), model_file(model.dir, "merges.txt", model.dir)};
+  if (has_vocab || has_merges)
+    throw Error(model.dir + " has " + (has_vocab ? "vocab.json but no merges.txt" : "merges.txt but no vocab.json"));
+  const fs::path dir(bundled_dir());
+  return {(dir / "encoder.json").string(), (dir / "vocab.bpe").string()};
+}
+
+Gpt2Tokenizer Gpt2Tokenizer::load(const ModelFiles& model) {
+  const auto [vocab, merges] = files_of(model);
+  return load_files(vocab, merges);
+}
+
 Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& model) {
-  if (!model.empty()) {
-    const std::string model_dir = resolve_model_dir(model);  // a directory, or a repo id in the hub cache
-    const fs::path dir(model_dir);
-    const bool has_vocab = is_file(dir / "vocab.json"), has_merges = is_file(dir / "merges.txt");
-    if (has_vocab && has_merges)  // both inside the model folder, symlinks resolved (data/model_files.h)
-      return load_files(model_file(model_dir, "vocab.json", model_dir), model_file(model_dir, "merges.txt", model_dir));
-    if (has_vocab || has_merges)
-      throw Error(model_dir + " has " + (has_vocab ? "vocab.json but no merges.txt" :
-                                                     "merges.txt but no vocab.json"));
-  }
+  if (!model.empty()) return load(find_model_files(model));
   const fs::path dir(bundled_dir());
   return load_files((dir / "encoder.json").string(), (dir / "vocab.bpe").string());
 }

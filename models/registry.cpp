@@ -66,25 +66,41 @@ void announce(const std::string& dir, const ModelDigest& digest, const CausalLM&
 
 }  // namespace
 
-std::unique_ptr<CausalLM> load_model(const std::string& model, const RunOptions& options) {
-  const std::string dir = resolve_model_dir(model);
+LoadedModel load_model(const ModelFiles& files, const RunOptions& options, const ModelDigest* known) {
+  const std::string& dir = files.dir;
   // The content digest (data/content_digest.h) is taken while the weights load: the same files, read
-  // once from disk into the page cache; identities ask for it later and get the kept result.
-  std::future<ModelDigest> digest = std::async(std::launch::async, [dir] { return model_digest(dir); });
+  // once from disk into the page cache; the LoadedModel keeps it for the identities.
+  std::future<ModelDigest> digest;
+  if (!known) digest = std::async(std::launch::async, [dir] { return model_digest(dir); });
   Checkpoint checkpoint(dir);
   const std::string model_type = checkpoint.model_type();
-  std::string known;
+  std::string known_types;
   for (const auto& family : model_families()) {
     if (model_type == family.model_type) {
-      std::unique_ptr<CausalLM> loaded = family.make(checkpoint, options);
+      LoadedModel loaded;
+      loaded.model = family.make(checkpoint, options);
       checkpoint.finish();
-      const ModelDigest d = digest.get();
-      if (options.announce) announce(fs::weakly_canonical(dir).string(), d, *loaded, options);
+      loaded.files = files;
+      loaded.digest = known ? *known : digest.get();
+      if (options.announce) announce(fs::weakly_canonical(dir).string(), loaded.digest, *loaded.model, options);
       return loaded;
     }
-    known += (known.empty() ? "" : ", ") + std::string(family.model_type);
+    known_types += (known_types.empty() ? "" : ", ") + std::string(family.model_type);
   }
-  throw Error(fmt::format("{}: unknown model_type \"{}\" (known: {})", checkpoint.config().path(), model_type, known));
+  throw Error(fmt::format("{}: unknown model_type \"{}\" (known: {})", checkpoint.config().path(), model_type, known_types));
+}
+
+LoadedModel load_model(const std::string& model, const RunOptions& options) {
+  return load_model(find_model_files(model), options);
+}
+
+ModelFiles task_model_files(const std::shared_ptr<const LoadedModel>& given, const std::string& model) {
+  return given ? given->files : find_model_files(model);
+}
+
+std::shared_ptr<const LoadedModel> task_model(const std::shared_ptr<const LoadedModel>& given, const ModelFiles& files,
+                                              const RunOptions& options) {
+  return given ? given : std::make_shared<const LoadedModel>(load_model(files, options));
 }
 
 }  // namespace foxeval

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "data/content_digest.h"
+#include "data/model_files.h"
 #include "models/checkpoint.h"
 #include "models/model.h"
 
@@ -19,8 +21,32 @@ struct FamilyEntry {
 
 const std::vector<FamilyEntry>& model_families();
 
-// Loads a Hugging Face checkpoint directory onto options.device. Every error names the
-// directory, file, field or tensor; unknown model_type lists the known ones.
-std::unique_ptr<CausalLM> load_model(const std::string& directory, const RunOptions& options);
+// A model made once by load_model and read everywhere after: its files as resolved from --model
+// (folder, repo@revision, tokenizer files), the digest of what foxeval reads from them, and the
+// weights on options.device. Used as a pointer to its CausalLM (model->info(), *model, get()).
+struct LoadedModel {
+  ModelFiles files;
+  ModelDigest digest;  // taken while the weights loaded (the same files, read once from disk)
+  std::unique_ptr<CausalLM> model;
+
+  CausalLM* get() const { return model.get(); }
+  CausalLM* operator->() const { return model.get(); }
+  CausalLM& operator*() const { return *model; }
+  explicit operator bool() const { return model != nullptr; }
+};
+
+// Loads a Hugging Face checkpoint folder onto options.device and takes its digest meanwhile
+// (`known`: a digest the caller took already, e.g. the suite's resume check; not taken again).
+// Every error names the directory, file, field or tensor; unknown model_type lists the known ones.
+LoadedModel load_model(const ModelFiles& files, const RunOptions& options, const ModelDigest* known = nullptr);
+// The same for `model` as given (find_model_files first): for callers that resolve nothing else from it.
+LoadedModel load_model(const std::string& model, const RunOptions& options);
+
+// A task's model files: those of the model its caller loaded (`given`: a suite, once for all its
+// tasks), else `model` (the task's --model) resolved now, once.
+ModelFiles task_model_files(const std::shared_ptr<const LoadedModel>& given, const std::string& model);
+// A task's model: `given`, else loaded now from `files`.
+std::shared_ptr<const LoadedModel> task_model(const std::shared_ptr<const LoadedModel>& given, const ModelFiles& files,
+                                              const RunOptions& options);
 
 }  // namespace foxeval

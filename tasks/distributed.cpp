@@ -26,11 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using StorePtr = c10::intrusive_ptr<c10d::Store>;
 
-std::unique_ptr<DistributedSession>& active_session() {
-  static std::unique_ptr<DistributedSession> session;
-  return session;
-}
-
 double env_seconds(const char* name, double fallback) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
@@ -179,11 +174,10 @@ ShardPlan plan_shards(const std::string& task, int64_t num_shards_flag, int64_t 
   }
   const DistributedEnv d = distributed_from_environment();
   if (d.world > 1 && !d.host.empty() && d.port > 0) {
-    if (!active_session()) active_session() = std::make_unique<DistributedSession>(d);
-    p.distributed = true;
+    p.ranks = std::make_shared<DistributedSession>(d);
     std::fprintf(stderr, "[%s] rank %lld of %lld (from %s): one run, work shared through the store at %s\n", task.c_str(),
                  static_cast<long long>(d.rank), static_cast<long long>(d.world), d.source.c_str(),
-                 active_session()->address().c_str());
+                 p.ranks->address().c_str());
     return p;
   }
   p.num_shards = env.num_shards;
@@ -195,7 +189,9 @@ ShardPlan plan_shards(const std::string& task, int64_t num_shards_flag, int64_t 
   return p;
 }
 
-DistributedSession* DistributedSession::active() { return active_session().get(); }
+bool ShardPlan::writes_result() const { return !ranks || ranks->rank() == 0; }
+
+std::string DistributedSession::next_run_scope(const std::string& task) { return fmt::format("run{}/{}", runs_++, task); }
 
 std::string DistributedSession::address() const { return fmt::format("{}:{}", env_.host, env_.port); }
 

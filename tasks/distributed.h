@@ -3,9 +3,11 @@
 // finished and let rank 0 write the one result.
 //
 //   cli:    const ShardPlan plan = plan_shards("niah", num_shards_flag, shard_index_flag);
-//           s.num_shards = plan.num_shards; s.shard_index = plan.shard_index;
+//           s.num_shards = plan.num_shards; s.shard_index = plan.shard_index; s.ranks = plan.ranks;
 //           s.run.device = device_for_local_rank(s.run.device, plan.local_rank);
-//   Runner: joins DistributedSession::active() when it runs with one shard (tasks/runner.cpp).
+//   Runner: joins RunnerSettings::ranks when it runs with one shard (tasks/runner.cpp).
+// The session is held by whoever runs the tasks (no process-wide one): a suite hands the same
+// session to each of its tasks.
 //
 // torchrun's agent hosts the store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True): every
 // worker is a client. Otherwise (srun, mpirun) rank 0 hosts it on MASTER_ADDR:MASTER_PORT.
@@ -45,17 +47,22 @@ struct DistributedEnv {
 };
 DistributedEnv distributed_from_environment();
 
-// How a cli command splits its work. `distributed`: the launcher started world > 1 processes with
-// a store address and no --num-shards was given: one run, one result (num_shards stays 1).
+class DistributedSession;
+
+// How a cli command splits its work. `ranks`: the launcher started world > 1 processes with a
+// store address and no --num-shards was given: one run, one result (num_shards stays 1), its work
+// shared through this session.
 struct ShardPlan {
   int64_t num_shards = 1, shard_index = 0, local_rank = -1;
-  bool distributed = false;
+  std::shared_ptr<DistributedSession> ranks;
+  // Rank 0 (or no distributed run): the process that writes the result and reports it.
+  bool writes_result() const;
 };
 
 // For cli commands: flags are -1 when not given. Explicit --num-shards/--shard-index keep static
 // shards (parts + `foxeval merge`). A distributed plan connects to the store now (so a rank that
-// cannot reach it fails before loading a model, naming the address) and arms the session the
-// Runner joins. Prints one line on stderr saying how the run is split.
+// cannot reach it fails before loading a model, naming the address): the plan's `ranks`, which
+// the Runner joins. Prints one line on stderr saying how the run is split.
 ShardPlan plan_shards(const std::string& task, int64_t num_shards_flag, int64_t shard_index_flag);
 
 // This process's connection to the store, with a heartbeat thread that watches the other ranks.
@@ -66,14 +73,15 @@ class DistributedSession {
   DistributedSession(const DistributedSession&) = delete;
   DistributedSession& operator=(const DistributedSession&) = delete;
 
-  // The session plan_shards armed (nullptr when none).
-  static DistributedSession* active();
-
   int64_t rank() const { return env_.rank; }
   int64_t world() const { return env_.world; }
   std::string address() const;
 
-  // Keys are namespaced per run (`scope`, e.g. "niah/1") by the caller.
+  // The key scope of the next run (Runner) of this process in the store, e.g. "run0/niah": each
+  // run gets the next, the same on every rank (they run the same code).
+  std::string next_run_scope(const std::string& task);
+
+  // Keys are namespaced per run (`scope`, e.g. "run0/niah") by the caller.
   int64_t add(const std::string& key, int64_t delta);
   void set(const std::string& key, const std::string& value);
   // Waits for `key` (polling, so a dead rank or a lost store ends the wait with a clear Error).
@@ -110,6 +118,7 @@ class DistributedSession {
   std::chrono::milliseconds timeout_;
   double heartbeat_timeout_s_;
   int64_t die_after_ = -1, die_rank_ = 1;
+  int64_t runs_ = 0;  // next_run_scope's count
   mutable std::mutex mu_;
   std::string fault_;
   std::set<int64_t> dead_;  // ranks the heartbeat found quiet for FOXEVAL_HEARTBEAT_TIMEOUT

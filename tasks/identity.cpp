@@ -7,19 +7,17 @@
 
 #include "data/content_digest.h"
 #include "data/errors.h"
-#include "data/hub_cache.h"
 #include "tasks/task_def.h"
 
 namespace fs = std::filesystem;
 
 namespace foxeval {
 
-nlohmann::json model_identity(const std::string& model_dir, const ModelInfo& info) {
-  const std::string dir = resolve_model_dir(model_dir);
-  const ModelDigest d = model_digest(dir);
-  nlohmann::json id = {{"model", model_identity_path(model_dir)},
-                       {"model_digest", d.digest},
-                       {"model_digest_source", d.source},
+nlohmann::json model_identity(const LoadedModel& model) {
+  const ModelInfo& info = model->info();
+  nlohmann::json id = {{"model", model.files.identity_path},
+                       {"model_digest", model.digest.digest},
+                       {"model_digest_source", model.digest.source},
                        {"model_type", info.model_type},
                        {"num_parameters", info.num_parameters}};
   for (const auto& [key, value] : info.settings)

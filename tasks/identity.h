@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/model.h"
+#include "models/registry.h"
 
 namespace foxeval {
 
@@ -16,8 +16,8 @@ namespace foxeval {
 //   model_digest        "sha256:..." over the files foxeval reads from it (weights, config, tokenizer)
 //   model_digest_source how the files' SHA-256 were found (hub cache blob names, or hashed)
 //   model_type, num_parameters, and log_pruning_tolerance when pruning is on (it changes numbers).
-// The digest is computed once per folder and process (load_model has usually taken it already).
-nlohmann::json model_identity(const std::string& model_dir, const ModelInfo& info);
+// All read from the LoadedModel (models/registry.h): its files, the digest load_model took, its info.
+nlohmann::json model_identity(const LoadedModel& model);
 
 // A digest of files by content ("sha256:..."): each file's SHA-256 under its name (the file name
 // of a file given; for a folder, every regular file below it under its path relative to the

@@ -100,4 +100,13 @@ nlohmann::json pruning_header(const nlohmann::json& counts) {
   return h;
 }
 
+RunStatsSource pruning_stats(const CausalLM* model) {
+  RunStatsSource s;
+  s.name = "pruning";
+  s.counts = [model] { return pruning_counts(model); };
+  s.add = add_pruning_counts;
+  s.header = pruning_header;
+  return s;
+}
+
 }  // namespace foxeval

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/model.h"
+#include "tasks/run_stats.h"
 
 namespace foxeval {
 
@@ -29,5 +30,10 @@ nlohmann::json add_pruning_counts(const nlohmann::json& a, const nlohmann::json&
 
 // header.pruning from counts (non-null): the counts, the fractions skipped and what they count.
 nlohmann::json pruning_header(const nlohmann::json& counts);
+
+// The runner's source of header.pruning (RunnerSettings::stats): pruning_counts(model) read at the
+// end of the run, summed over shards and ranks with add_pruning_counts, written with
+// pruning_header. `model` may be null (no counts) and must outlive the runner.
+RunStatsSource pruning_stats(const CausalLM* model);
 
 }  // namespace foxeval

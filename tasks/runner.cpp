@@ -21,23 +21,11 @@
 #include "data/json_file.h"
 #include "tasks/distributed.h"
 #include "tasks/output_lock.h"
-#include "tasks/pruning_header.h"
 
 namespace fs = std::filesystem;
 
 namespace foxeval {
 namespace {
-
-// A shard part's or a rank's payload with the pruning counts of its model (tasks/pruning_header.h), if any.
-nlohmann::json with_pruning(nlohmann::json payload, const CausalLM* model) {
-  nlohmann::json counts = pruning_counts(model);
-  if (!counts.is_null()) payload["pruning"] = std::move(counts);
-  return payload;
-}
-
-void add_pruning_header(nlohmann::json& header, const nlohmann::json& counts) {
-  if (!counts.is_null()) header["pruning"] = pruning_header(counts);
-}
 
 // What a run keeps beside OUT while it is unfinished. Record mode: a journal, one JSON line per
 // finished item after a header line. Reducer mode: a state file, one JSON object saved atomically
@@ -190,9 +178,6 @@ SavedState read_state(const std::string& path, const std::string& task, const nl
   return s;
 }
 
-// Each Runner of a process gets the next scope, the same on every rank (they run the same code).
-int g_runner_count = 0;
-
 }  // namespace
 
 std::vector<size_t> shard_items(const std::vector<WorkItem>& items, int64_t num_shards, int64_t index) {
@@ -214,15 +199,7 @@ std::vector<size_t> shard_items(const std::vector<WorkItem>& items, int64_t num_
   return mine;
 }
 
-Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identity, std::vector<WorkItem> items)
-    : Runner(std::move(settings), std::move(task), std::move(identity), std::move(items), std::nullopt) {}
-
-Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identity, std::vector<WorkItem> items,
-               Reducer reducer)
-    : Runner(std::move(settings), std::move(task), std::move(identity), std::move(items),
-             std::optional<Reducer>(std::move(reducer))) {}
-
-Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identity, std::vector<WorkItem> items,
+RunnerCore::RunnerCore(RunnerSettings settings, std::string task, nlohmann::json identity, std::vector<WorkItem> items,
                std::optional<Reducer> reducer)
     : settings_(std::move(settings)),
       task_(std::move(task)),
@@ -236,9 +213,11 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
   if (reducer_ && (!reducer_->load || !reducer_->finish)) throw Error("internal: a reducer without load or finish");
   if (reducer_ && !(settings_.save_every_seconds > 0))
     throw Error(fmt::format("--save-every {}: must be a number of seconds > 0", settings_.save_every_seconds));
-  if (settings_.num_shards == 1 && DistributedSession::active() && DistributedSession::active()->world() > 1)
-    dist_ = DistributedSession::active();
-  scope_ = fmt::format("run{}/{}", g_runner_count++, task_);
+  for (const RunStatsSource& src : settings_.stats)
+    if (src.name.empty() || !src.counts || !src.add || !src.header)
+      throw Error(fmt::format("internal: run statistics '{}' without a name, counts, add or header", src.name));
+  if (settings_.num_shards == 1 && settings_.ranks && settings_.ranks->world() > 1) dist_ = settings_.ranks.get();
+  if (dist_) scope_ = dist_->next_run_scope(task_);
   std::vector<size_t> mine = shard_items(items_, settings_.num_shards, settings_.shard_index);
   if (settings_.num_shards > 1) identity_["num_shards"] = settings_.num_shards;
   // A FOXEVAL_* switch that changes the numerics path, off its default, makes other numbers
@@ -393,19 +372,27 @@ Runner::Runner(RunnerSettings settings, std::string task, nlohmann::json identit
   signals_ = std::make_unique<StopSignals>();
 }
 
-std::string Runner::journal_path() const {
+int64_t RunnerCore::rank() const { return dist_ ? dist_->rank() : -1; }
+int64_t RunnerCore::world() const { return dist_ ? dist_->world() : 1; }
+
+nlohmann::json RunnerCore::with_stats(nlohmann::json payload) const {
+  payload.update(stats_counts());
+  return payload;
+}
+
+std::string RunnerCore::journal_path() const {
   return run_file_path(reducer_ ? kState : kJournal, settings_.out_path, dist_ ? dist_->rank() : -1);
 }
 
-bool Runner::writes_result() const { return !dist_ || dist_->rank() == 0; }
+bool RunnerCore::writes_result() const { return !dist_ || dist_->rank() == 0; }
 
-std::optional<size_t> Runner::claim() {
+std::optional<size_t> RunnerCore::claim() {
   const std::vector<size_t> one = claim_batch(1);
   if (one.empty()) return std::nullopt;
   return one.front();
 }
 
-std::vector<size_t> Runner::claim_batch(size_t n) {
+std::vector<size_t> RunnerCore::claim_batch(size_t n) {
   if (n == 0) throw Error("internal: claim_batch(0)");
   std::vector<size_t> out;
   if (!dist_) {
@@ -426,15 +413,14 @@ std::vector<size_t> Runner::claim_batch(size_t n) {
   return out;
 }
 
-Runner::~Runner() {
+RunnerCore::~RunnerCore() {
   if (journal_) std::fclose(journal_);
   lock_.reset();  // last: the journal is closed before another run may take the output
 }
 
-double Runner::elapsed_seconds() const { return elapsed_before_ + progress_.elapsed(); }
+double RunnerCore::elapsed_seconds() const { return elapsed_before_ + progress_.elapsed(); }
 
-void Runner::finish(const std::string& id, nlohmann::json record, double work) {
-  if (reducer_) throw Error(fmt::format("internal: {} runs in reducer mode: finish it with a state, not a record", task_));
+void RunnerCore::finish_record(const std::string& id, nlohmann::json record, double work) {
   if (!item_ids_.count(id)) throw Error(fmt::format("internal: '{}' is not an item of this run", id));
   if (finished_.count(id)) throw Error(fmt::format("internal: item '{}' finished twice", id));
   const std::string line = nlohmann::json{{"id", id}, {"t", elapsed_seconds()}, {"record", record}}.dump() + "\n";
@@ -446,8 +432,7 @@ void Runner::finish(const std::string& id, nlohmann::json record, double work) {
   if (dist_) dist_->after_item(finished_here_);
 }
 
-void Runner::finish(const std::string& id, const ReducerState& contribution, double work) {
-  if (!reducer_) throw Error(fmt::format("internal: {} runs in record mode: finish it with a record, not a state", task_));
+void RunnerCore::finish_state(const std::string& id, const ReducerState& contribution, double work) {
   if (!item_ids_.count(id)) throw Error(fmt::format("internal: '{}' is not an item of this run", id));
   if (finished_.count(id)) throw Error(fmt::format("internal: item '{}' finished twice", id));
   state_->merge(contribution);
@@ -460,7 +445,7 @@ void Runner::finish(const std::string& id, const ReducerState& contribution, dou
   if (dist_) dist_->after_item(finished_here_);
 }
 
-void Runner::after_finish(const std::string& id, double work) {
+void RunnerCore::after_finish(const std::string& id, double work) {
   finished_.insert(id);
   ++finished_here_;
   if (dist_ && claimed_) {
@@ -474,7 +459,7 @@ void Runner::after_finish(const std::string& id, double work) {
   progress_.update(done_count_, work_);
 }
 
-void Runner::save_state() const {
+void RunnerCore::save_state() const {
   nlohmann::json j = run_file_header(kState, task_, identity_);
   j["done"] = own_done_;
   j["state"] = state_->to_json();
@@ -483,9 +468,9 @@ void Runner::save_state() const {
   last_save_ = std::chrono::steady_clock::now();
 }
 
-bool Runner::should_stop() const { return (signals_ && signals_->received() != 0) || (dist_ && !dist_->fault().empty()); }
+bool RunnerCore::should_stop() const { return (signals_ && signals_->received() != 0) || (dist_ && !dist_->fault().empty()); }
 
-void Runner::interrupt() const {
+void RunnerCore::interrupt() const {
   if (reducer_) {
     save_state();
   } else {
@@ -504,22 +489,38 @@ void Runner::interrupt() const {
 
 // Every item this process had to do is finished (with claim() in a distributed run, the shared
 // counter ran out instead: rank 0 checks every item against what all ranks finished).
-void Runner::check_finished() const {
+void RunnerCore::check_finished() const {
   if (dist_ && claimed_) return;
   const std::vector<size_t> mine = dist_ ? todo_ : shard_items(items_, settings_.num_shards, settings_.shard_index);
   for (size_t i : mine)
     if (!finished_.count(items_[i].id)) throw Error(fmt::format("internal: {} item '{}' is not finished", task_, items_[i].id));
 }
 
-nlohmann::json Runner::shard_part(nlohmann::json payload, double elapsed) const {
-  std::vector<std::string> ids;
-  for (const WorkItem& it : items_) ids.push_back(it.id);
-  return task_part(task_, task_identity_, settings_.num_shards, settings_.shard_index, ids,
-                   with_pruning(std::move(payload), settings_.model), elapsed);
+nlohmann::json RunnerCore::stats_counts() const {
+  nlohmann::json counts = nlohmann::json::object();
+  for (const RunStatsSource& src : settings_.stats) {
+    nlohmann::json c = src.counts();
+    if (!c.is_null()) counts[src.name] = std::move(c);
+  }
+  return counts;
 }
 
-nlohmann::json Runner::complete(const ResultBuilder& build) {
-  if (reducer_) throw Error(fmt::format("internal: {} runs in reducer mode: complete it with a finish", task_));
+void RunnerCore::add_stats_header(nlohmann::json& header, const std::vector<nlohmann::json>& posts) const {
+  for (const RunStatsSource& src : settings_.stats) {
+    nlohmann::json sum;
+    for (const nlohmann::json& p : posts) sum = src.add(sum, p.value(src.name, nlohmann::json()));
+    if (!sum.is_null()) header[src.name] = src.header(sum);
+  }
+}
+
+nlohmann::json RunnerCore::shard_part(nlohmann::json payload, double elapsed) const {
+  std::vector<std::string> ids;
+  for (const WorkItem& it : items_) ids.push_back(it.id);
+  payload.update(stats_counts());
+  return task_part(task_, task_identity_, settings_.num_shards, settings_.shard_index, ids, std::move(payload), elapsed);
+}
+
+nlohmann::json RunnerCore::complete_records(const ResultBuilder& build) {
   check_finished();
   if (!dist_) progress_.update(done_count_, work_, true);  // a distributed run's: rank 0's, once all ranks are done
   if (dist_) {
@@ -527,7 +528,7 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
     std::fflush(journal_);
     ::fsync(fileno(journal_));
     return complete_distributed(
-        with_pruning({{"records", mine_}, {"elapsed_s", elapsed_seconds()}}, settings_.model),
+        with_stats({{"records", mine_}, {"elapsed_s", elapsed_seconds()}}),
         [&](const std::vector<nlohmann::json>& others, double) {
           for (const nlohmann::json& p : others)
             for (auto it = p.at("records").begin(); it != p.at("records").end(); ++it) records_[it.key()] = it.value();
@@ -552,7 +553,7 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
     for (const WorkItem& it : items_) ordered.push_back(records_.at(it.id));
     out = build(identity_, ordered);
     out["header"] = result_header(task_, identity_, elapsed);
-    add_pruning_header(out["header"], pruning_counts(settings_.model));
+    add_stats_header(out["header"], {stats_counts()});
   }
   // The result is complete: a signal from now on must not lose it.
   check_digested_files_unchanged();  // the identity's digests are of the bytes read
@@ -566,15 +567,14 @@ nlohmann::json Runner::complete(const ResultBuilder& build) {
   return out;
 }
 
-nlohmann::json Runner::complete(const ReducerFinish& finish) {
-  if (!reducer_) throw Error(fmt::format("internal: {} runs in record mode: complete it with a result builder", task_));
+nlohmann::json RunnerCore::complete_reduced(const ReducerFinish& finish) {
   check_finished();
   if (!dist_) progress_.update(done_count_, work_, true);
   if (dist_) {
     say_rank_share(task_, dist_->rank(), finished_here_);
     save_state();  // what this rank did is safe until rank 0 has written the result
     return complete_distributed(
-        with_pruning({{"done", own_done_}, {"state", state_->to_json()}, {"elapsed_s", elapsed_seconds()}}, settings_.model),
+        with_stats({{"done", own_done_}, {"state", state_->to_json()}, {"elapsed_s", elapsed_seconds()}}),
         [&](const std::vector<nlohmann::json>& others, double elapsed) {
           std::set<std::string> done(own_done_.begin(), own_done_.end());
           done.insert(carried_done_.begin(), carried_done_.end());
@@ -597,7 +597,7 @@ nlohmann::json Runner::complete(const ReducerFinish& finish) {
     if (carried_) state_->merge(*carried_);
     out = finish(identity_, *state_, elapsed);
     out["header"] = result_header(task_, identity_, elapsed);
-    add_pruning_header(out["header"], pruning_counts(settings_.model));
+    add_stats_header(out["header"], {stats_counts()});
   }
   check_digested_files_unchanged();  // the identity's digests are of the bytes read
   StopSignals::ignore();
@@ -612,7 +612,7 @@ nlohmann::json Runner::complete(const ReducerFinish& finish) {
 // held at the start, builds the result (records in item order, or states merged exactly, so
 // which rank did what never changes it), writes it, removes every journal and posts it back; the
 // others wait for it. Rank 0 leaves last (it may host the store the others still read).
-nlohmann::json Runner::complete_distributed(
+nlohmann::json RunnerCore::complete_distributed(
     const nlohmann::json& mine,
     const std::function<nlohmann::json(const std::vector<nlohmann::json>& others, double elapsed)>& build_all) {
   dist_->set(fmt::format("{}/part/{}", scope_, dist_->rank()), mine.dump());
@@ -631,9 +631,9 @@ nlohmann::json Runner::complete_distributed(
       if (claimed_) progress_.update(static_cast<int64_t>(claim_order_.size()), work_, true);
       out["header"] = result_header(task_, identity_, elapsed);
       out["header"]["world_size"] = dist_->world();
-      nlohmann::json pruning = mine.value("pruning", nlohmann::json());
-      for (const nlohmann::json& o : others) pruning = add_pruning_counts(pruning, o.value("pruning", nlohmann::json()));
-      add_pruning_header(out["header"], pruning);
+      std::vector<nlohmann::json> posts = {mine};
+      posts.insert(posts.end(), others.begin(), others.end());
+      add_stats_header(out["header"], posts);
       check_digested_files_unchanged();  // the identity's digests are of the bytes read
       StopSignals::ignore();
       write_json_atomic(settings_.out_path, out, 1);

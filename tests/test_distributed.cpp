@@ -106,32 +106,34 @@ int free_port() {
     ::setenv("FOXEVAL_HEARTBEAT_TIMEOUT", "2", 1);
     ::setenv("FOXEVAL_DIST_TIMEOUT", "30", 1);
     const ShardPlan plan = plan_shards("distributed-test", -1, -1);
-    if (!plan.distributed) throw Error("not distributed");
+    if (!plan.ranks) throw Error("not distributed");
     RunnerSettings rs;
     rs.out_path = out;
     rs.resume = resume;
-    std::unique_ptr<Runner> runner =
-        reduce ? std::make_unique<Runner>(rs, "distributed-reduce-test", nlohmann::json{{"mode", "m"}}, dist_items(), cell_reducer())
-               : std::make_unique<Runner>(rs, "distributed-test", nlohmann::json{{"mode", "m"}}, dist_items());
-    Runner& run = *runner;
-    auto work = [&](size_t i) {
-      if (run.should_stop()) run.interrupt();
-      ::usleep(30000);  // so every rank gets a share
-      if (reduce) {
-        run.finish(run.items()[i].id, cell_sums(i));
+    rs.ranks = plan.ranks;
+    // Either mode's runner through the same steps: its items' contributions, then its result.
+    auto go = [&](auto& run, const auto& contribution, const auto& complete) {
+      auto work = [&](size_t i) {
+        if (run.should_stop()) run.interrupt();
+        ::usleep(30000);  // so every rank gets a share
+        run.finish(run.items()[i].id, contribution(i));
+      };
+      if (use_claim) {
+        while (auto i = run.claim()) work(*i);
       } else {
-        run.finish(run.items()[i].id, {{"v", static_cast<int64_t>(i * i + 1)}, {"id", run.items()[i].id}});
+        for (size_t i : run.todo()) work(i);
       }
+      run.complete(complete);
     };
-    if (use_claim) {
-      while (auto i = run.claim()) work(*i);
-    } else {
-      for (size_t i : run.todo()) work(i);
-    }
     if (reduce) {
-      run.complete(cell_reducer().finish);
+      ReducerRunner run(rs, "distributed-reduce-test", nlohmann::json{{"mode", "m"}}, dist_items(), cell_reducer());
+      go(run, [](size_t i) { return cell_sums(i); }, cell_reducer().finish);
     } else {
-      run.complete(build_cells);
+      RecordRunner run(rs, "distributed-test", nlohmann::json{{"mode", "m"}}, dist_items());
+      const auto record = [&](size_t i) {
+        return nlohmann::json{{"v", static_cast<int64_t>(i * i + 1)}, {"id", run.items()[i].id}};
+      };
+      go(run, record, ResultBuilder(build_cells));
     }
   } catch (const RunInterrupted& e) {
     std::ofstream(err_path) << e.what();
@@ -186,13 +188,17 @@ int journal_count(const std::filesystem::path& dir) {
 }
 
 nlohmann::json one_process_reduced(const std::string& out) {
-  Runner run({out, false, 1, 0}, "distributed-reduce-test", {{"mode", "m"}}, dist_items(), cell_reducer());
+  RunnerSettings rs;
+  rs.out_path = out;
+  ReducerRunner run(rs, "distributed-reduce-test", {{"mode", "m"}}, dist_items(), cell_reducer());
   for (size_t i : run.todo()) run.finish(run.items()[i].id, cell_sums(i));
   return run.complete(cell_reducer().finish);
 }
 
 nlohmann::json one_process(const std::string& out) {
-  Runner run({out, false, 1, 0}, "distributed-test", {{"mode", "m"}}, dist_items());
+  RunnerSettings rs;
+  rs.out_path = out;
+  RecordRunner run(rs, "distributed-test", {{"mode", "m"}}, dist_items());
   for (size_t i : run.todo()) run.finish(run.items()[i].id, {{"v", static_cast<int64_t>(i * i + 1)}, {"id", run.items()[i].id}});
   return run.complete(build_cells);
 }
@@ -275,7 +281,7 @@ TEST_CASE("distributed, reducer mode: ranks equal one process; a dead rank's sav
   RunnerSettings rs;
   rs.out_path = k1;
   rs.resume = true;
-  Runner run(rs, "distributed-reduce-test", {{"mode", "m"}}, dist_items(), cell_reducer());
+  ReducerRunner run(rs, "distributed-reduce-test", {{"mode", "m"}}, dist_items(), cell_reducer());
   for (size_t i : run.todo()) run.finish(run.items()[i].id, cell_sums(i));
   CHECK(core(run.complete(cell_reducer().finish)) == want);
 }

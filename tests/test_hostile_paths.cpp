@@ -133,7 +133,10 @@ TEST_CASE("a journal or state that is a link is refused, its target untouched") 
   const std::string out = (dir.path / "r.json").string();
   fs::create_symlink(dir.path / "elsewhere.txt", out + ".journal.jsonl");
   std::vector<WorkItem> items = {{"a", 1.0}};
-  const std::string e = error_of<Error>([&] { Runner run(RunnerSettings{out, true, 1, 0}, "niah", {{"x", 1}}, items); });
+  RunnerSettings resume;
+  resume.out_path = out;
+  resume.resume = true;
+  const std::string e = error_of<Error>([&] { RecordRunner run(resume, "niah", {{"x", 1}}, items); });
   CHECK(e.find("is a symbolic link") != std::string::npos);
   CHECK(read(dir.path / "elsewhere.txt") == "precious\n");
   CHECK_FALSE(fs::exists(out + ".lock"));
@@ -141,7 +144,7 @@ TEST_CASE("a journal or state that is a link is refused, its target untouched") 
   fs::remove(out + ".journal.jsonl");
   write(out + ".journal.jsonl", R"({"foxeval_journal": 1, "task": "niah", "identity": {"x": 1}})" "\n"
                                 R"({"id": 5, "record": {}})" "\n" R"({"id": "a", "record": {}})" "\n");
-  CHECK(error_of<Error>([&] { Runner run(RunnerSettings{out, true, 1, 0}, "niah", {{"x", 1}}, items); })
+  CHECK(error_of<Error>([&] { RecordRunner run(resume, "niah", {{"x", 1}}, items); })
             .find(out + ".journal.jsonl line 2: 'id' must be a string") != std::string::npos);
 }
 

@@ -110,7 +110,7 @@ TEST_CASE("identity: a model's digest is its content: a copy elsewhere gives the
   REQUIRE(da.files.size() == 2);
   CHECK(da.files[0].first == "config.json");
   CHECK(da.files[1].second == test::sha256_hex(read_all(a / "model.safetensors")));
-  CHECK(model_digest(a.string()).digest == da.digest);  // kept: asked again, not hashed again
+  CHECK(model_digest(a.string()).digest == da.digest);  // asked again (hashed again: no memo), the same
 }
 
 TEST_CASE("identity: in the hub cache the digest comes from the blob names (LFS files); small git files are hashed") {

@@ -81,7 +81,7 @@ TEST_CASE("loss --text: PG-19 parquet shards in the hub cache tokenize as tiktok
   CHECK(docs.identity["source"] == "hub cache");
   CHECK(docs.identity["files"].size() == 2);
   REQUIRE(docs.docs.size() == 7);
-  const DocTokens t = tokenize_docs(docs.docs, docs.digest, text_tokenizer(kModel), "", 2);
+  const DocTokens t = tokenize_docs(docs.docs, docs.digest, text_tokenizer(find_model_files(kModel)), "", 2);
   CHECK(split_docs(t) == golden("pg19_json_gpt2_ids"));
   // The same books as a folder (a.jsonl + b.txt): the same text, so the same digest.
   const TextDocs folder = read_text_docs({test::source_path("tests/fixtures/loss_text/folder"), "text", "", ""});
@@ -97,7 +97,7 @@ TEST_CASE("loss --text: NarrativeQA's stories are read once each, from document.
   const TextDocs docs = read_text_docs(spec);
   CHECK(docs.docs.size() == 2);
   CHECK(docs.duplicates == 3);
-  const DocTokens t = tokenize_docs(docs.docs, docs.digest, text_tokenizer(kModel), "", 1);
+  const DocTokens t = tokenize_docs(docs.docs, docs.digest, text_tokenizer(find_model_files(kModel)), "", 1);
   CHECK(split_docs(t) == golden("narrativeqa_json_gpt2_ids"));
 }
 
@@ -151,7 +151,7 @@ TEST_CASE("loss --text: tokens are cached beside the output and read back, not t
   FixtureCaches caches;
   test::TempDir dir;
   const TextDocs docs = read_text_docs({"hf:deepmind/pg19:test", "text", "", ""});
-  const TextTokenizer tok = text_tokenizer(kModel);
+  const TextTokenizer tok = text_tokenizer(find_model_files(kModel));
   const std::string base = (dir.path / "out.json").string();
   const DocTokens first = tokenize_docs(docs.docs, docs.digest, tok, base);
   CHECK_FALSE(first.from_cache);
@@ -192,7 +192,7 @@ TEST_CASE("loss --text: held-out essays as text give the trained fixture's offic
   SafetensorsFile ref(kModel + "/reference.safetensors");
   const at::Tensor rows = ref.read("rows").to(at::kLong).contiguous();
   const TextDocs docs = read_text_docs({(dir.path / "essays").string(), "text", "", ""});  // name order: apple, founders, gh
-  const DocTokens t = tokenize_docs(docs.docs, docs.digest, text_tokenizer(kModel), "", 2);
+  const DocTokens t = tokenize_docs(docs.docs, docs.digest, text_tokenizer(find_model_files(kModel)), "", 2);
   const int row_of[3] = {1, 2, 0};
   for (int d = 0; d < 3; ++d) {
     const std::vector<int64_t> mine(t.tokens.begin() + t.offsets[d], t.tokens.begin() + t.offsets[d] + 1187);

@@ -45,9 +45,12 @@ class CountsOnly : public CausalLM {
 };
 
 nlohmann::json run_items(const std::string& out, const CausalLM* model, int64_t shards = 1, int64_t index = 0) {
-  RunnerSettings rs{out, false, shards, index};
-  rs.model = model;
-  Runner run(rs, "pruning-header-test", {{"mode", "x"}}, {{"a", 1}, {"b", 1}, {"c", 1}});
+  RunnerSettings rs;
+  rs.out_path = out;
+  rs.num_shards = shards;
+  rs.shard_index = index;
+  rs.stats = {pruning_stats(model)};
+  RecordRunner run(rs, "pruning-header-test", {{"mode", "x"}}, {{"a", 1}, {"b", 1}, {"c", 1}});
   for (size_t i : run.todo()) run.finish(run.items()[i].id, {{"v", 1}});
   return run.complete(build_count);
 }

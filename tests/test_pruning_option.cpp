@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "models/registry.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
 #include "tests/test_support.h"
 
@@ -13,11 +14,11 @@ using namespace foxeval;
 TEST_CASE("pruning option: checkpoint default, override, none, and bad values") {
   const std::string dir = test::source_path("tests/fixtures/official/fox_pro");  // log_pruning_tolerance: null
   auto plain = load_model(dir, RunOptions{"cpu", "float32", ""});
-  CHECK(!model_identity(dir, plain->info()).contains("log_pruning_tolerance"));
+  CHECK(!model_identity(plain).contains("log_pruning_tolerance"));
   auto on = load_model(dir, RunOptions{"cpu", "float32", "-10"});
-  CHECK(model_identity(dir, on->info()).at("log_pruning_tolerance") == "-10");
+  CHECK(model_identity(on).at("log_pruning_tolerance") == "-10");
   auto off = load_model(dir, RunOptions{"cpu", "float32", "none"});
-  CHECK(!model_identity(dir, off->info()).contains("log_pruning_tolerance"));
+  CHECK(!model_identity(off).contains("log_pruning_tolerance"));
   CHECK_THROWS_WITH(load_model(dir, RunOptions{"cpu", "float32", "-1x"}),
                     doctest::Contains("--log-pruning-tolerance -1x: not a number"));
   CHECK_THROWS_WITH(load_model(dir, RunOptions{"cpu", "float32", "nan"}), doctest::Contains("not a number"));

@@ -3,9 +3,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
+#include <utility>
+#include <set>
+#include <regex>
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
 #include "tests/temp_files.h"
 
@@ -31,9 +36,18 @@ ResultBuilderRegistrar register_test_task("runner-test", build_sum);
 
 nlohmann::json value_of(const std::string& id) { return {{"value", static_cast<double>(id.size()) * 0.5 + id.back()}}; }
 
+RunnerSettings settings_of(const std::string& out, bool resume, int64_t shards, int64_t index) {
+  RunnerSettings rs;
+  rs.out_path = out;
+  rs.resume = resume;
+  rs.num_shards = shards;
+  rs.shard_index = index;
+  return rs;
+}
+
 nlohmann::json run_all(const std::string& out, int64_t shards = 1, int64_t index = 0, bool resume = false,
                        int stop_after = -1) {
-  Runner run({out, resume, shards, index}, "runner-test", {{"mode", "standard"}}, items_of(9));
+  RecordRunner run(settings_of(out, resume, shards, index), "runner-test", {{"mode", "standard"}}, items_of(9));
   int done = 0;
   for (size_t i : run.todo()) {
     if (done == stop_after) run.interrupt();
@@ -64,7 +78,7 @@ TEST_CASE("runner: an interrupted run resumed equals an uninterrupted one") {
   // Without --resume the journal is not silently overwritten.
   CHECK(error_of<Error>([&] { run_all(out); }).find("pass --resume") != std::string::npos);
   {
-    Runner again({out, true, 1, 0}, "runner-test", {{"mode", "standard"}}, items_of(9));
+    RecordRunner again(settings_of(out, true, 1, 0), "runner-test", {{"mode", "standard"}}, items_of(9));
     CHECK(again.todo().size() == 5);  // 4 were done
   }
   const nlohmann::json resumed = run_all(out, 1, 0, true);
@@ -77,7 +91,7 @@ TEST_CASE("runner: a journal made with other settings is refused, naming the set
   const std::string out = (dir.path / "r.json").string();
   CHECK_THROWS_AS(run_all(out, 1, 0, false, 2), RunInterrupted);
   const std::string msg = error_of<Error>([&] {
-    Runner run({out, true, 1, 0}, "runner-test", {{"mode", "easy"}}, items_of(9));
+    RecordRunner run(settings_of(out, true, 1, 0), "runner-test", {{"mode", "easy"}}, items_of(9));
   });
   CHECK(msg.find("refusing to resume") != std::string::npos);
   CHECK(msg.find("mode") != std::string::npos);
@@ -90,7 +104,7 @@ TEST_CASE("runner: a torn last journal line (killed mid-write) is dropped; a dam
   CHECK_THROWS_AS(run_all(out, 1, 0, false, 3), RunInterrupted);
   { std::ofstream(out + ".journal.jsonl", std::ios::app) << "{\"id\": \"item_5\", \"rec"; }
   {
-    Runner run({out, true, 1, 0}, "runner-test", {{"mode", "standard"}}, items_of(9));
+    RecordRunner run(settings_of(out, true, 1, 0), "runner-test", {{"mode", "standard"}}, items_of(9));
     CHECK(run.todo().size() == 6);
   }
   CHECK(without_header(run_all(out, 1, 0, true)) == without_header(full));
@@ -177,17 +191,12 @@ ReducerRegistrar register_reduce_task("runner-reduce-test", sum_reducer());
 int64_t reduce_value(size_t i) { return (int64_t(1) << 40) + static_cast<int64_t>(i * i * 1000003 + 7); }
 
 RunnerSettings reduce_settings(const std::string& out, int64_t shards = 1, int64_t index = 0, bool resume = false) {
-  RunnerSettings rs;
-  rs.out_path = out;
-  rs.resume = resume;
-  rs.num_shards = shards;
-  rs.shard_index = index;
-  return rs;
+  return settings_of(out, resume, shards, index);
 }
 
 // Finishes up to `stop_after` items (then interrupt()), or all of them and completes.
 nlohmann::json run_reduced(const RunnerSettings& rs, int stop_after = -1, const std::string& mode = "standard") {
-  Runner run(rs, "runner-reduce-test", {{"mode", mode}}, items_of(9), sum_reducer());
+  ReducerRunner run(rs, "runner-reduce-test", {{"mode", mode}}, items_of(9), sum_reducer());
   int done = 0;
   while (std::optional<size_t> i = run.claim()) {
     if (done == stop_after) run.interrupt();
@@ -223,7 +232,7 @@ TEST_CASE("runner, reducer mode: interrupted and resumed, or saved and killed, e
   CHECK(other.find("refusing to resume") != std::string::npos);
   CHECK(other.find("mode") != std::string::npos);
   {
-    Runner again(reduce_settings(out, 1, 0, true), "runner-reduce-test", {{"mode", "standard"}}, items_of(9), sum_reducer());
+    ReducerRunner again(reduce_settings(out, 1, 0, true), "runner-reduce-test", {{"mode", "standard"}}, items_of(9), sum_reducer());
     CHECK(again.todo().size() == 5);
     CHECK(again.done(saved.at("done")[0].get<std::string>()));
   }
@@ -235,7 +244,7 @@ TEST_CASE("runner, reducer mode: interrupted and resumed, or saved and killed, e
   {
     RunnerSettings rs = reduce_settings(killed);
     rs.save_every_seconds = 1e-9;  // every item
-    Runner run(rs, "runner-reduce-test", {{"mode", "standard"}}, items_of(9), sum_reducer());
+    ReducerRunner run(rs, "runner-reduce-test", {{"mode", "standard"}}, items_of(9), sum_reducer());
     for (int k = 0; k < 3; ++k) {
       const size_t i = *run.claim();
       SumState one;
@@ -251,10 +260,8 @@ TEST_CASE("runner, reducer mode: interrupted and resumed, or saved and killed, e
   CHECK_THROWS_AS(run_reduced(reduce_settings(out), 2), RunInterrupted);
   { std::ofstream(out + ".state.json", std::ios::trunc) << "{\"foxeval_state\": 1, \"task\": \"runner-reduce-test\""; }
   CHECK(error_of<Error>([&] { run_reduced(reduce_settings(out, 1, 0, true)); }).find(out + ".state.json") != std::string::npos);
-  // A record where a state is expected (and the other way round) is a programming error.
-  std::filesystem::remove(out + ".state.json");
-  Runner mixed(reduce_settings(out), "runner-reduce-test", {{"mode", "standard"}}, items_of(9), sum_reducer());
-  CHECK(error_of<Error>([&] { mixed.finish("item_0", nlohmann::json{{"value", 1}}); }).find("reducer mode") != std::string::npos);
+  // A record where a state is expected (and the other way round) does not compile: each mode is
+  // its own type (the static_asserts below).
 }
 
 TEST_CASE("runner, reducer mode: shard parts merged equal one run, bit for bit") {
@@ -296,7 +303,7 @@ TEST_CASE("claim_batch in one process hands out the open items longest first, ea
   TempDir dir("runner");
   const std::vector<WorkItem> items = items_of(9);  // costs 1 3 5 2 4 1 3 5 2
   const std::string out = (dir.path / "c.json").string();
-  Runner run({out, false, 1, 0}, "runner-test", {{"mode", "standard"}}, items);
+  RecordRunner run(settings_of(out, false, 1, 0), "runner-test", {{"mode", "standard"}}, items);
   std::vector<size_t> order;
   for (std::vector<size_t> b = run.claim_batch(4); !b.empty(); b = run.claim_batch(4)) {
     CHECK(b.size() == (order.size() < 8 ? 4u : 1u));
@@ -317,18 +324,78 @@ TEST_CASE("claim after a resume skips the journaled items; a static shard claims
   const std::string out = (dir.path / "r.json").string();
   CHECK(!error_of<RunInterrupted>([&] { run_all(out, 1, 0, false, 3); }).empty());  // items 0, 1, 2 journaled
   {
-    Runner run({out, true, 1, 0}, "runner-test", {{"mode", "standard"}}, items);
+    RecordRunner run(settings_of(out, true, 1, 0), "runner-test", {{"mode", "standard"}}, items);
     std::vector<size_t> order;
     while (std::optional<size_t> i = run.claim()) order.push_back(*i);
     CHECK(order == std::vector<size_t>{7, 4, 6, 3, 8, 5});
   }
-  Runner shard({(dir.path / "s.json").string(), false, 3, 1}, "runner-test", {{"mode", "standard"}}, items);
+  RecordRunner shard(settings_of((dir.path / "s.json").string(), false, 3, 1), "runner-test", {{"mode", "standard"}}, items);
   std::vector<size_t> mine = shard_items(items, 3, 1), claimed;
   for (std::vector<size_t> b = shard.claim_batch(2); !b.empty(); b = shard.claim_batch(2)) claimed.insert(claimed.end(), b.begin(), b.end());
   CHECK(claimed.size() == mine.size());
   for (size_t k = 1; k < claimed.size(); ++k) CHECK(items[claimed[k - 1]].cost >= items[claimed[k]].cost);
   std::sort(claimed.begin(), claimed.end());
   CHECK(claimed == mine);
+}
+
+}  // namespace foxeval
+
+namespace foxeval {
+namespace {
+
+// Each mode is its own type: finish and complete take only what their mode is made of, so a
+// record task finishing with a state (or a reducer task with a record) is a compile error.
+template <typename, typename R, typename... A>
+struct can_finish : std::false_type {};
+template <typename R, typename... A>
+struct can_finish<std::void_t<decltype(std::declval<R&>().finish(std::declval<A>()...))>, R, A...> : std::true_type {};
+template <typename, typename R, typename A>
+struct can_complete : std::false_type {};
+template <typename R, typename A>
+struct can_complete<std::void_t<decltype(std::declval<R&>().complete(std::declval<A>()))>, R, A> : std::true_type {};
+
+static_assert(can_finish<void, RecordRunner, std::string, nlohmann::json>::value);
+static_assert(!can_finish<void, RecordRunner, std::string, const ReducerState&>::value);
+static_assert(can_finish<void, ReducerRunner, std::string, const ReducerState&>::value);
+static_assert(!can_finish<void, ReducerRunner, std::string, nlohmann::json>::value);
+static_assert(can_complete<void, RecordRunner, ResultBuilder>::value);
+static_assert(!can_complete<void, RecordRunner, ReducerFinish>::value);
+static_assert(can_complete<void, ReducerRunner, ReducerFinish>::value);
+static_assert(!can_complete<void, ReducerRunner, ResultBuilder>::value);
+// No positional `RunnerSettings{out, resume, ...}`: its fields are set by name.
+static_assert(!std::is_aggregate_v<RunnerSettings>);
+static_assert(!std::is_constructible_v<RunnerSettings, std::string, bool, int64_t, int64_t>);
+
+}  // namespace
+}  // namespace foxeval
+
+namespace foxeval {
+
+// The runner knows no model (the layers allow tasks/ to include models/, so the build's layer
+// check cannot hold this): tasks/runner.{h,cpp} and every project header they include, and those
+// headers' own, name nothing under models/.
+TEST_CASE("runner: tasks/runner.h and runner.cpp include nothing from models/, directly or through a header") {
+  const std::filesystem::path root = std::filesystem::path(FOXEVAL_DATA_DIR).parent_path();
+  const std::regex include_re(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  std::vector<std::string> todo = {"tasks/runner.h", "tasks/runner.cpp"};
+  std::set<std::string> seen;
+  while (!todo.empty()) {
+    const std::string file = todo.back();
+    todo.pop_back();
+    if (!seen.insert(file).second) continue;
+    std::ifstream in(root / file);
+    REQUIRE_MESSAGE(in.good(), (root / file).string());
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include_re)) continue;
+      const std::string inc = m[1].str();
+      CHECK_MESSAGE(inc.rfind("models/", 0) != 0, file, " includes ", inc);
+      if (std::filesystem::exists(root / inc)) todo.push_back(inc);
+    }
+  }
+  CHECK(seen.count("tasks/distributed.h") == 1);  // the walk follows the project's headers
+  CHECK(seen.size() > 8);
 }
 
 }  // namespace foxeval

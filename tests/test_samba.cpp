@@ -34,7 +34,7 @@ namespace {
 std::string fixture() { return test::source_path("tests/fixtures/official/samba"); }
 
 std::unique_ptr<CausalLM> load_samba(const std::string& dtype = "float32", const std::string& dir = fixture()) {
-  return load_model(dir, RunOptions{"cpu", dtype});
+  return load_model(dir, RunOptions{"cpu", dtype}).model;
 }
 
 at::Tensor read_ref(const std::string& name) {

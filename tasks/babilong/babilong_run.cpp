@@ -13,7 +13,9 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "tasks/item_stats.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace foxeval::babilong {
 namespace {
@@ -42,7 +44,7 @@ nlohmann::json gen_kwargs() {
   return {{"do_sample", false}, {"temperature", 0.0}, {"max_gen_toks", definitions().max_gen_toks}, {"until", nlohmann::json::array()}};
 }
 
-nlohmann::json identity(const RunSettings& s, const std::vector<SplitData>& splits, const CausalLM& model,
+nlohmann::json identity(const RunSettings& s, const std::vector<SplitData>& splits, const LoadedModel& model,
                         const Gpt2Tokenizer& tok) {
   nlohmann::json data = nlohmann::json::object();
   for (const SplitData& sp : splits) data[sp.length + "/" + sp.task] = sp.identity.at("digest");
@@ -54,7 +56,7 @@ nlohmann::json identity(const RunSettings& s, const std::vector<SplitData>& spli
                        {"max_gen_toks", definitions().max_gen_toks},
                        {"dtype", s.run.dtype},
                        {"device_type", c10::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
-  id.update(model_identity(s.model_dir, model.info()));
+  id.update(model_identity(model));
   return id;
 }
 
@@ -172,7 +174,8 @@ nlohmann::json run_babilong(const RunSettings& s) {
     throw Error(fmt::format("--max-length {}: must be more than max_gen_toks ({})", s.max_length, definitions().max_gen_toks));
   // Data and prompts first: a missing split fails before the model is loaded.
   const std::vector<SplitData> splits = select_splits(s.data, s.tasks, s.lengths, s.limit);
-  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
+  const ModelFiles files = task_model_files(s.model, s.model_dir);
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
   struct Prompt {
     size_t split, doc;
     std::vector<int64_t> ids;
@@ -193,12 +196,11 @@ nlohmann::json run_babilong(const RunSettings& s) {
       prompts.push_back(std::move(p));
     }
   std::fprintf(stderr, "[babilong] %zu documents: %zu task x length splits\n", prompts.size(), splits.size());
-  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
-  CausalLM* model = s.model ? s.model : loaded.get();
+  const std::shared_ptr<const LoadedModel> loaded = task_model(s.model, files, s.run);
+  CausalLM* model = loaded->get();
 
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;
-  Runner runner(rs, "babilong", identity(s, splits, *model, tok), items);
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner runner(rs, "babilong", identity(s, splits, *loaded, tok), items);
   // Batches of 4 x --batch-size documents to the scheduler, longest first (as longbench: the
   // scheduler's slots stay busy; an answer depends on its prompt and its bucket's slot count only).
   const size_t per_batch = 4 * static_cast<size_t>(std::max<int64_t>(1, s.generation.max_batch));

@@ -11,12 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/babilong/babilong_data.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::babilong {
 
@@ -31,10 +34,11 @@ struct RunSettings {
   RunOptions run;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted) after this many documents
   GenerateUntilOptions generation;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // The splits to run: each task at each length the dataset has it at (qa6-qa20: 0k). Without

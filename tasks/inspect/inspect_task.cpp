@@ -18,7 +18,9 @@
 #include "models/registry.h"
 #include "models/stage_timer.h"
 #include "tasks/inspect/gate_stats.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace foxeval::inspect {
 namespace {
@@ -130,6 +132,7 @@ nlohmann::json run_gates(const GatesSettings& s) {
   std::vector<int64_t> text_ids;
   nlohmann::json source;
   int64_t num_docs = 1, doc_len = 0;
+  ModelFiles files;  // the model resolved once: for the text's tokenizer (--text), then for its load
   if (!s.data_path.empty()) {
     rows = open_token_rows(s.data_path);
     if (rows->num_rows() < 1 || rows->row_length() < 1)
@@ -142,14 +145,16 @@ nlohmann::json run_gates(const GatesSettings& s) {
               {"bos_id", s.bos_id}};
   } else {
     const std::string text = read_text_file(s.text_path);
-    const Gpt2Tokenizer tok = Gpt2Tokenizer::load(resolve_model_dir(s.model_dir));
+    files = task_model_files(s.model, s.model_dir);
+    const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
     text_ids = tok.encode(text, /*add_bos=*/true);
     if (s.max_tokens > 0 && static_cast<int64_t>(text_ids.size()) > s.max_tokens) text_ids.resize(s.max_tokens);
     doc_len = static_cast<int64_t>(text_ids.size());
     source = {{"text", digest_paths({s.text_path})}, {"tokens", doc_len}};
   }
-  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
-  CausalLM* model = s.model ? s.model : loaded.get();
+  if (files.dir.empty()) files = task_model_files(s.model, s.model_dir);
+  const std::shared_ptr<const LoadedModel> loaded = task_model(s.model, files, s.run);
+  CausalLM* model = loaded->get();
   const ModelInfo& info = model->info();
   const DecayInfo decay = model->decay_info();
   nlohmann::json identity = {{"source", source},
@@ -157,7 +162,7 @@ nlohmann::json run_gates(const GatesSettings& s) {
                              {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"},
                              {"decay", decay_json(decay)}};
   if (const int64_t w = window_size(info)) identity["decay"]["window_size"] = w;  // its hard window instead of a decay
-  identity.update(model_identity(s.model_dir, info));
+  identity.update(model_identity(*loaded));
   if (!text_ids.empty()) check_ids(text_ids, info.vocab_size, s.text_path);
   if (s.bos_id < 0 || s.bos_id >= info.vocab_size)
     throw Error(fmt::format("--bos-id {} is outside the vocabulary of {} (size {})", s.bos_id, s.model_dir, info.vocab_size));
@@ -167,9 +172,8 @@ nlohmann::json run_gates(const GatesSettings& s) {
   std::vector<WorkItem> items;
   if (decay.kind != "none")
     for (int64_t d = 0; d < num_docs; ++d) items.push_back({fmt::format("doc_{}", d), static_cast<double>(doc_len)});
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
-  Runner runner(rs, "inspect-gates", identity, items);
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner runner(rs, "inspect-gates", identity, items);
   const auto start = std::chrono::steady_clock::now();
   int64_t docs_this_run = 0, tokens_this_run = 0;
   for (size_t i : runner.todo()) {

@@ -9,10 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::inspect {
 
@@ -26,9 +29,10 @@ struct GatesSettings {
   int64_t bos_id = 50256;  // --data: each row is read as [bos] + row[:-1], the loss protocol's input
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // Default --tokens of --data: 8 documents of LongCrawl64's 65536 tokens.

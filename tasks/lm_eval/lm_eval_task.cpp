@@ -22,7 +22,9 @@
 #include "tasks/lm_eval/metrics.h"
 #include "tasks/lm_eval/pystr.h"
 #include "tasks/lm_eval/task_data.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace foxeval::lm_eval {
 namespace fs = std::filesystem;
@@ -121,8 +123,7 @@ json make_record(const std::string& task, size_t doc_id, const DocScoring& s, co
 }
 
 
-json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::vector<TaskDocs>& tasks) {
-  const ModelInfo& info = model.info();
+json make_identity(const LmEvalSettings& s, const LoadedModel& model, const std::vector<TaskDocs>& tasks) {
   json data = json::object();
   json names = json::array();
   for (const TaskDocs& t : tasks) {
@@ -144,7 +145,7 @@ json make_identity(const LmEvalSettings& s, const CausalLM& model, const std::ve
           {"max_batch_tokens", s.max_batch_tokens},
           {"num_shards", s.num_shards}};
   if (s.limit_fraction > 0) id["limit_fraction"] = s.limit_fraction;
-  id.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
+  id.update(model_identity(model));  // model, type, size, numerics options
   return id;
 }
 
@@ -267,9 +268,10 @@ json run_lm_eval(const LmEvalSettings& s) {
   std::vector<TaskDocs> tasks;
   for (const TaskConfig& c : configs) tasks.push_back(load_task_docs(c, s.data_dir, s.limit, s.limit_fraction));
 
-  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
-  CausalLM* model = s.model ? s.model : loaded.get();
-  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
+  const ModelFiles files = task_model_files(s.model, s.model_dir);
+  const std::shared_ptr<const LoadedModel> loaded = task_model(s.model, files, s.run);
+  CausalLM* model = loaded->get();
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
 
   std::vector<WorkItem> items;
   for (const TaskDocs& t : tasks)
@@ -283,9 +285,8 @@ json run_lm_eval(const LmEvalSettings& s) {
   for (size_t t = 0; t < tasks.size(); ++t)
     for (size_t d = 0; d < tasks[t].docs.size(); ++d) item_doc.emplace_back(t, d);
 
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
-  Runner run(rs, "lm-eval", make_identity(s, *model, tasks), items);
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner run(rs, "lm-eval", make_identity(s, *loaded, tasks), items);
 
   LoglikelihoodOptions opt;
   opt.max_length = s.max_length;

@@ -6,13 +6,16 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "tasks/lm_eval/docs.h"
 #include "tasks/lm_eval/metrics.h"
 #include "tasks/lm_eval/task_config.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::lm_eval {
 
@@ -53,9 +56,10 @@ struct LmEvalSettings {
   RunOptions run;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   int64_t stop_after_docs = -1;  // interrupt (exit 3, resumable) after this many documents
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // Runs the tasks and writes the result (or this shard's part). Throws RunInterrupted (tasks/runner.h)

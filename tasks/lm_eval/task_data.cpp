@@ -8,6 +8,7 @@
 #include "data/errors.h"
 #include "data/hub_cache.h"
 #include "tasks/lm_eval/lm_eval_task.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
 
 namespace foxeval::lm_eval {

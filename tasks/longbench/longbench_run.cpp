@@ -13,10 +13,11 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "tasks/distributed.h"
 #include "tasks/generation_progress.h"
 #include "tasks/longbench/longbench_official.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace fs = std::filesystem;
 
@@ -29,13 +30,12 @@ int64_t generation_length(const RunSettings& s, const TaskConfig& config, const 
 }
 
 // Everything that changes a prediction. A journal or part made with other values is refused.
-nlohmann::json identity(const RunSettings& s, const PromptSet& set, const CausalLM& model, const Gpt2Tokenizer& tok) {
+nlohmann::json identity(const RunSettings& s, const PromptSet& set, const LoadedModel& model, const Gpt2Tokenizer& tok) {
   nlohmann::json maxlen = nlohmann::json::object(), templates = nlohmann::json::object();
   for (const std::string& t : set.tasks) {
     maxlen[t] = generation_length(s, set.config, t);
     templates[t] = set.config.prompt.at(t);
   }
-  const ModelInfo& info = model.info();
   nlohmann::json id = {{"tokenizer", digest_paths({tok.vocab_path()})},  // what it is, not where: a moved checkout still resumes
           {"data", digest_sources(set.data_sources)},  // a data.zip member and its unzipped file: one digest
           {"tasks", set.tasks},
@@ -47,7 +47,7 @@ nlohmann::json identity(const RunSettings& s, const PromptSet& set, const Causal
           {"prompt_templates", templates},
           {"dtype", s.run.dtype},
           {"device_type", c10::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
-  id.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
+  id.update(model_identity(model));  // model, type, size, numerics options
   return id;
 }
 
@@ -55,10 +55,11 @@ nlohmann::json identity(const RunSettings& s, const PromptSet& set, const Causal
 
 nlohmann::json run_longbench(const RunSettings& s) {
   // Data and prompts first: a bad record fails before the model is loaded.
-  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
+  const ModelFiles files = task_model_files(s.model, s.model_dir);
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
   const PromptSet set = build_prompt_set(s.prompts, tok);
-  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
-  CausalLM* model = s.model ? s.model : loaded.get();
+  const std::shared_ptr<const LoadedModel> loaded = task_model(s.model, files, s.run);
+  CausalLM* model = loaded->get();
 
   std::vector<WorkItem> items;
   items.reserve(set.prompts.size());
@@ -66,9 +67,8 @@ nlohmann::json run_longbench(const RunSettings& s) {
     items.push_back({fmt::format("{}/{}", p.task, p.record.index),
                      static_cast<double>(p.ids.size() + static_cast<size_t>(generation_length(s, set.config, p.task)))});
 
-  RunnerSettings rs{(fs::path(s.out_dir) / "run.json").string(), s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
-  Runner runner(rs, "longbench", identity(s, set, *model, tok), items);
+  const RunnerSettings rs = task_runner_settings(s, (fs::path(s.out_dir) / "run.json").string(), model);
+  RecordRunner runner(rs, "longbench", identity(s, set, *loaded, tok), items);
 
   // Records are handed out in batches (Runner::claim_batch: longest first; in a distributed run
   // from the shared counter in the store, so no GPU idles while another works through the long
@@ -92,7 +92,7 @@ nlohmann::json run_longbench(const RunSettings& s) {
   }
   GenerationMeter meter("longbench", "records", static_cast<int64_t>(runner.todo().size()), open_prompt_tokens,
                         open_new_tokens, !c10::Device(s.run.device).is_cuda(), "--max-new-tokens, --limit or --tasks",
-                        runner.distributed() ? DistributedSession::active()->rank() : -1);
+                        runner.rank());
   GenerateUntilOptions generation = s.generation;
   for (;;) {
     if (runner.should_stop()) runner.interrupt();

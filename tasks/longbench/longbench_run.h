@@ -5,11 +5,14 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/longbench/longbench_prompt_set.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::longbench {
 
@@ -20,11 +23,12 @@ struct RunSettings {
   RunOptions run;               // device, dtype
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   int64_t max_new_tokens = 0;   // > 0: caps dataset2maxlen (for quick checks; recorded in the identity)
   int64_t stop_after = -1;      // >= 0: stop (as if interrupted) after this many records
   GenerateUntilOptions generation;  // the scheduler's batch, memory and CUDA-graph settings
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // Runs (or resumes) and returns what the runner wrote: the result, or this shard's part. With one

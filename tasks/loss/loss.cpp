@@ -16,6 +16,7 @@
 #include "tasks/loss/loss_text.h"
 #include "tasks/item_stats.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace foxeval {
 namespace {
@@ -30,8 +31,7 @@ struct LossData {
 };
 
 // Everything that changes the numbers. A state file or shard part made with other values is refused.
-nlohmann::json identity(const LossSettings& s, const CausalLM& model, const LossData& data) {
-  const ModelInfo& info = model.info();
+nlohmann::json identity(const LossSettings& s, const LoadedModel& model, const LossData& data) {
   nlohmann::json id = data.identity;
   id.update({{"seq_len", data.seq_len},
           {"max_tokens", s.max_tokens},
@@ -41,7 +41,7 @@ nlohmann::json identity(const LossSettings& s, const CausalLM& model, const Loss
           {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"},
           {"batch_size", s.batch_size},
           {"num_shards", s.num_shards}});
-  id.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
+  id.update(model_identity(model));  // model, type, size, numerics options
   return id;
 }
 
@@ -79,14 +79,15 @@ LossData row_data(const LossSettings& s) {
 }
 
 // --text: the documents read, tokenized (or their cached tokens), cut into windows (tasks/loss/loss_text.h).
-LossData text_data(const LossSettings& s) {
+LossData text_data(const LossSettings& s, ModelFiles& files) {
   if (s.seq_len < 1) throw Error("--text needs --seq-len (documents have no common row length)");
   TextSourceSpec spec{s.text_source, s.text_field, s.text_split, ""};
   apply_corpus_defaults(spec, !s.text_field.empty());
   const auto read_start = std::chrono::steady_clock::now();
   const TextDocs docs = read_text_docs(spec);
   const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
-  const TextTokenizer tok = text_tokenizer(s.model_dir);
+  files = task_model_files(s.model, s.model_dir);  // the model resolved once: for its tokenizer, then its load
+  const TextTokenizer tok = text_tokenizer(files);
   const DocTokens tokens = tokenize_docs(docs.docs, docs.digest, tok, s.out_path);
   std::fprintf(stderr, "[loss] %zu documents from %s (read and hashed in %.1f s%s); %zu tokens, %s in %.1f s\n",
                docs.docs.size(), docs.description.c_str(), read_s,
@@ -312,12 +313,14 @@ nlohmann::json run_loss(const LossSettings& s) {
   if (!(s.save_every_seconds > 0) || !std::isfinite(s.save_every_seconds))
     throw Error(fmt::format("--save-every {}: must be a finite number of seconds > 0", s.save_every_seconds));
   if (s.text_source.empty() == s.data_path.empty()) throw Error("give one of --data (token rows) and --text (documents)");
-  const LossData data = s.text_source.empty() ? row_data(s) : text_data(s);
+  ModelFiles files;
+  const LossData data = s.text_source.empty() ? row_data(s) : text_data(s, files);
+  if (files.dir.empty()) files = task_model_files(s.model, s.model_dir);
   const int64_t seq_len = data.seq_len;
   const std::vector<Window>& windows = data.windows;
   const int64_t num_windows = static_cast<int64_t>(windows.size());
-  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
-  CausalLM* model = s.model ? s.model : loaded.get();
+  const std::shared_ptr<const LoadedModel> loaded = task_model(s.model, files, s.run);
+  CausalLM* model = loaded->get();
   if (s.bos_id < 0 || s.bos_id >= model->info().vocab_size)
     throw Error(fmt::format("--bos-id {} is outside the vocabulary of {} (size {})", s.bos_id, s.model_dir,
                             model->info().vocab_size));
@@ -329,10 +332,9 @@ nlohmann::json run_loss(const LossSettings& s) {
     const int64_t n = std::min(s.batch_size, num_windows - first);
     items.push_back({fmt::format("windows_{}_{}", first, first + n), static_cast<double>(n * seq_len)});
   }
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
+  RunnerSettings rs = task_runner_settings(s, s.out_path, model);
   rs.save_every_seconds = s.save_every_seconds;
-  Runner run(rs, "loss", identity(s, *model, data), items, loss_reducer());
+  ReducerRunner run(rs, "loss", identity(s, *loaded, data), items, loss_reducer());
 
   const at::Device device(s.run.device);
   int64_t windows_this_run = 0;

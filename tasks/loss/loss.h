@@ -13,11 +13,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "tasks/result_file.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval {
 
@@ -35,6 +38,7 @@ struct LossSettings {
   int64_t bos_id = 50256;
   int64_t batch_size = 1;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   bool resume = false;
   double save_every_seconds = 120.0;
   // Save the state and stop after this many windows (0 = run to the end): for preemptible
@@ -42,7 +46,7 @@ struct LossSettings {
   int64_t stop_after_windows = 0;
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // Sums of per-token losses per position, in 32.32 fixed point: each fp32 loss is rounded to a

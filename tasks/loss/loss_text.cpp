@@ -99,18 +99,10 @@ void apply_corpus_defaults(TextSourceSpec& spec, bool field_given) {
   if (!field_given) spec.field = "text";
 }
 
-TextTokenizer text_tokenizer(const std::string& model) {
+TextTokenizer text_tokenizer(const ModelFiles& model) {
   // The files Gpt2Tokenizer::load takes: the model folder's pair when both are there, else the bundled pair.
-  const fs::path dir(resolve_model_dir(model));
-  std::string vocab, merges;
-  if (fs::is_regular_file(dir / "vocab.json") && fs::is_regular_file(dir / "merges.txt")) {
-    vocab = (dir / "vocab.json").string();
-    merges = (dir / "merges.txt").string();
-  } else {
-    vocab = (fs::path(Gpt2Tokenizer::bundled_dir()) / "encoder.json").string();
-    merges = (fs::path(Gpt2Tokenizer::bundled_dir()) / "vocab.bpe").string();
-  }
-  TextTokenizer t{Gpt2Tokenizer::load(model), ""};
+  const auto [vocab, merges] = Gpt2Tokenizer::files_of(model);
+  TextTokenizer t{Gpt2Tokenizer::load_files(vocab, merges), ""};
   t.digest = combine_digests({{"merges", sha256_file(merges)}, {"vocab", sha256_file(vocab)}});
   return t;
 }

@@ -24,6 +24,7 @@
 
 #include "data/text_docs.h"
 #include "data/token_rows.h"
+#include "data/model_files.h"
 #include "data/tokenizer.h"
 
 namespace foxeval {
@@ -41,12 +42,12 @@ struct DocTokens {
   double seconds = 0;  // tokenizing (or reading the cache)
 };
 
-// The tokenizer foxeval uses for `model` and the SHA-256 digest of its two files.
+// The tokenizer foxeval uses for the model (Gpt2Tokenizer::load) and the SHA-256 digest of its two files.
 struct TextTokenizer {
   Gpt2Tokenizer tokenizer;
   std::string digest;  // "sha256:..." over (vocab file, merges file)
 };
-TextTokenizer text_tokenizer(const std::string& model);
+TextTokenizer text_tokenizer(const ModelFiles& model);
 
 // Tokenizes `docs` on `threads` threads (0: every core), or reads the cache file `cache_base`.tokens-KEY.bin
 // when it holds these documents tokenized by this tokenizer; writes it (atomically) otherwise.

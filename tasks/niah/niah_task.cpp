@@ -18,10 +18,11 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "tasks/distributed.h"
 #include "tasks/generation_progress.h"
 #include "tasks/niah/niah_score.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 
 namespace fs = std::filesystem;
 
@@ -91,7 +92,8 @@ nlohmann::json run_sweep(const RunSettings& s) {
   const ResolvedSpec r = resolve_spec(s.spec);
   if (s.max_new_tokens < 1) throw Error(fmt::format("--max-new-tokens {} must be >= 1", s.max_new_tokens));
   const std::vector<std::string> hay = haystack_files(s.haystack_dir);  // checked before the model loads
-  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
+  const ModelFiles files = task_model_files(s.model, s.model_dir);
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
   PromptBuilder builder(tok, s.haystack_dir, r.mode.lengths, r.mode.needle, r.mode.retrieval_question, r.def);
   const std::vector<Cell> cells = grid_cells(r.mode);
   std::vector<std::vector<int64_t>> prompts;
@@ -100,8 +102,8 @@ nlohmann::json run_sweep(const RunSettings& s) {
     prompts.push_back(builder.prompt_ids(c.length, c.depth));
     items.push_back({item_id(c.length, c.depth), static_cast<double>(prompts.back().size() + s.max_new_tokens)});
   }
-  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.model_dir, s.run);
-  CausalLM* model = s.model ? s.model : loaded.get();
+  const std::shared_ptr<const LoadedModel> loaded = task_model(s.model, files, s.run);
+  CausalLM* model = loaded->get();
   const ModelInfo& info = model->info();
   nlohmann::json identity = {
       {"mode", r.mode.name},
@@ -114,11 +116,10 @@ nlohmann::json run_sweep(const RunSettings& s) {
       {"max_new_tokens", s.max_new_tokens},
       {"dtype", s.run.dtype},
       {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
-  identity.update(model_identity(s.model_dir, info));  // model, type, size, numerics options
+  identity.update(model_identity(*loaded));  // model, type, size, numerics options
 
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;  // header.pruning
-  Runner runner(rs, "niah", identity, items);
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner runner(rs, "niah", identity, items);
   if (!s.pred_dir.empty()) make_folder(s.pred_dir, "--pred-dir");
 
   // Work is handed out a length at a time (Runner::claim_batch: in a distributed run from the
@@ -138,7 +139,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
   GenerationMeter meter("niah", "cells", static_cast<int64_t>(runner.todo().size()), open_prompt_tokens,
                         static_cast<int64_t>(runner.todo().size()) * s.max_new_tokens, !at::Device(s.run.device).is_cuda(),
                         "--max-new-tokens, --lengths or --depths",
-                        runner.distributed() ? DistributedSession::active()->rank() : -1);
+                        runner.rank());
   GenerateUntilOptions generation = s.generation;
   for (;;) {
     const std::vector<size_t> batch = runner.claim_batch(per_length);
@@ -197,7 +198,7 @@ nlohmann::json run_sweep(const RunSettings& s) {
     if (runner.distributed()) {
       out["this_run"]["cells"] = static_cast<int64_t>(records.size()) - done_before;
       out["this_run"]["rates_of"] = "rank 0";
-      out["this_run"]["world_size"] = DistributedSession::active()->world();
+      out["this_run"]["world_size"] = runner.world();
     }
     return out;
   });

@@ -5,12 +5,15 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/niah/niah_prompts.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::niah {
 
@@ -42,9 +45,10 @@ struct RunSettings {
   int64_t stop_after = -1;             // stop (resumably) after the N-th cell finishes
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
 };
 
 // The whole sweep. Throws RunInterrupted (tasks/runner.h) on a signal or --stop-after.

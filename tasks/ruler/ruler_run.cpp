@@ -13,7 +13,9 @@
 #include "data/python/unicode.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
+#include "tasks/task_runner_settings.h"
 #include "tasks/ruler/ruler_results.h"
 
 namespace foxeval::ruler {
@@ -34,7 +36,7 @@ struct Job {
 };
 
 nlohmann::json identity(const RunSettings& s, const std::vector<std::pair<std::string, RulerDoc>>& docs,
-                        const std::vector<std::string>& tasks, const std::vector<int64_t>& lengths, const CausalLM& model,
+                        const std::vector<std::string>& tasks, const std::vector<int64_t>& lengths, const LoadedModel& model,
                         const Gpt2Tokenizer& tok) {
   // The docs themselves stand for the data they were made from (essays, word lists, Punkt, seeds).
   Sha256 h;
@@ -53,7 +55,7 @@ nlohmann::json identity(const RunSettings& s, const std::vector<std::pair<std::s
                        {"max_gen_toks", s.max_gen_toks},
                        {"dtype", s.run.dtype},
                        {"device_type", c10::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
-  id.update(model_identity(s.samples.model_dir, model.info()));
+  id.update(model_identity(model));
   return id;
 }
 
@@ -89,8 +91,11 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
 nlohmann::json run_ruler(const RunSettings& s) {
   if (s.limit < 0) throw Error(fmt::format("--limit {}: must be >= 1", s.limit));
   const nlohmann::json defs = read_json(ruler_tasks_path());
-  // The docs first (the data are read and checked before the model is loaded).
-  const std::vector<std::pair<std::string, RulerDoc>> docs = generate_samples(s.samples);
+  // The docs first (the data are read and checked before the model is loaded), with the model's
+  // tokenizer (the model resolved once, here).
+  const ModelFiles files = task_model_files(s.model, s.samples.model_dir);
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
+  const std::vector<std::pair<std::string, RulerDoc>> docs = generate_samples(s.samples, tok);
   std::vector<std::string> tasks;
   for (const auto& [task, d] : docs)
     if (std::find(tasks.begin(), tasks.end(), task) == tasks.end()) tasks.push_back(task);
@@ -118,12 +123,10 @@ nlohmann::json run_ruler(const RunSettings& s) {
   }
   std::fprintf(stderr, "[ruler] %zu docs: %zu tasks x %zu lengths\n", jobs.size(), tasks.size(), lengths.size());
 
-  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.samples.model_dir);
-  std::unique_ptr<CausalLM> loaded = s.model ? nullptr : load_model(s.samples.model_dir, s.run);
-  CausalLM* model = s.model ? s.model : loaded.get();
-  RunnerSettings rs{s.out_path, s.resume, s.num_shards, s.shard_index};
-  rs.model = model;
-  Runner runner(rs, "ruler", identity(s, docs, tasks, lengths, *model, tok), items);
+  const std::shared_ptr<const LoadedModel> loaded = task_model(s.model, files, s.run);
+  CausalLM* model = loaded->get();
+  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  RecordRunner runner(rs, "ruler", identity(s, docs, tasks, lengths, *loaded, tok), items);
   // Batches of 4 x --batch-size docs to the scheduler, longest first (as babilong and longbench:
   // the slots stay busy; an answer depends on its prompt and its bucket's slot count only).
   const size_t per_batch = 4 * static_cast<size_t>(std::max<int64_t>(1, s.generation.max_batch));

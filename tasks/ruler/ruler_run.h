@@ -12,12 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/ruler/ruler_samples.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::ruler {
 
@@ -29,9 +32,10 @@ struct RunSettings {
   int64_t max_gen_toks = 0;  // > 0: every task's max_gen_toks (lm-eval's --gen_kwargs max_gen_toks=N)
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load samples.model_dir.
-  CausalLM* model = nullptr;
+  std::shared_ptr<const LoadedModel> model;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted) after this many docs
   GenerateUntilOptions generation;
 };

@@ -50,6 +50,10 @@ std::vector<std::string> available_tasks() {
 }
 
 std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSettings& s) {
+  return generate_samples(s, Gpt2Tokenizer::load(s.model_dir));
+}
+
+std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSettings& s, const Gpt2Tokenizer& tok) {
   const NiahDefinition def = load_niah_definition(ruler_tasks_json());
   const VtDefinition vt = load_vt_definition(ruler_tasks_json());
   const CweDefinition cwe = load_cwe_definition(ruler_tasks_json());
@@ -64,7 +68,6 @@ std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSett
   for (int64_t L : lengths)
     if (L < 1) throw Error(fmt::format("--lengths: {} is not a positive token count", L));
 
-  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(s.model_dir);
   // len(TOKENIZER(text).input_ids) for the checkpoints' JSONGPT2Tokenizer (add_bos_token=True).
   const TokenCounter count = [&tok](const std::string& text) { return tok.encode(text, true, true).size(); };
 

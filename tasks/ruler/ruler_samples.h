@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "data/tokenizer.h"
 #include "tasks/ruler/niah.h"
 
 namespace foxeval::ruler {
@@ -33,6 +34,8 @@ std::vector<std::string> available_tasks();
 // and returns the docs, in order, as {"task", "doc_id", "doc"} objects; foxeval::Error naming the
 // flag or file for bad input.
 std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSettings& s);
+// The same with the tokenizer given (a run's: its model's, resolved once), not loaded from s.model_dir.
+std::vector<std::pair<std::string, RulerDoc>> generate_samples(const SamplesSettings& s, const Gpt2Tokenizer& tok);
 
 // generate_samples + the JSONL file (written atomically); prints per task and length the count.
 void write_samples(const SamplesSettings& s);

@@ -21,12 +21,15 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "data/path_overlap.h"
 #include "models/model.h"
+#include "models/registry.h"
 #include "tasks/suite/suite_file.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::suite {
 
@@ -78,19 +81,20 @@ class TaskSettings {
 struct TaskContext {
   std::string label;      // the model's label
   std::string model_dir;  // what the command's --model would get (a folder or a repo id)
-  CausalLM* model = nullptr;  // loaded once by the suite for all its tasks
+  std::shared_ptr<const LoadedModel> model;  // loaded once by the suite for all its tasks
   RunOptions run;         // device, dtype (resolved), pruning tolerance
   std::string out_path;   // OUT/{label}/{name}.json, or the folder OUT/{label}/{name} (PreparedTask::out)
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   int64_t stop_after = -1;  // >= 0: stop (exit 3, resumable) after this many items: the kill test's hook
 
   // Gives a task command's settings what every task takes from the suite under the command's names
-  // (model_dir, model, run, out_path, resume, num_shards, shard_index); the rest is the task's.
+  // (model_dir, model, run, out_path, resume, num_shards, shard_index, ranks); the rest is the task's.
   template <class Settings>
   void fill(Settings& s) const {
     s.model_dir = model_dir, s.model = model, s.run = run, s.out_path = out_path;
-    s.resume = resume, s.num_shards = num_shards, s.shard_index = shard_index;
+    s.resume = resume, s.num_shards = num_shards, s.shard_index = shard_index, s.ranks = ranks;
   }
 };
 

@@ -132,8 +132,15 @@ nlohmann::json run_suite(const SuitePlan& plan, const SuiteRunSettings& s) {
   for (const SuiteModel& m : plan.models)
     for (const SuiteEntry& e : plan.tasks) total += runs_for(e, m.label);
   // Before any model loads: every finished task that --resume would keep is checked against its entry.
+  // Each model resolved and digested once: the resume check reads the digest, load_model takes both.
   std::map<std::string, std::string> model_digests, digests;
-  for (const SuiteModel& m : plan.models) model_digests[m.label] = model_digest(resolve_model_dir(m.model)).digest;
+  std::map<std::string, ModelFiles> model_files;
+  std::map<std::string, ModelDigest> model_full_digests;
+  for (const SuiteModel& m : plan.models) {
+    model_files[m.label] = find_model_files(m.model);
+    model_full_digests[m.label] = model_digest(model_files[m.label].dir);
+    model_digests[m.label] = model_full_digests[m.label].digest;
+  }
   const auto identity_of = [&](const SuiteModel& m, const SuiteEntry& e) {
     return entry_identity(plan, e, s.run, model_digests.at(m.label), digests);
   };
@@ -176,12 +183,12 @@ nlohmann::json run_suite(const SuitePlan& plan, const SuiteRunSettings& s) {
     // A model whose tasks are all finished is not loaded at all.
     bool all_done = s.resume;
     for (const SuiteEntry& e : plan.tasks) all_done = all_done && (!runs_for(e, m.label) || finished(s.out_dir, m.label, e));
-    std::unique_ptr<CausalLM> model;
+    std::shared_ptr<const LoadedModel> model;
     double load_s = 0;
     if (!all_done) {
       const auto tl = std::chrono::steady_clock::now();
       std::fprintf(stderr, "[suite] model %s: loading %s\n", m.label.c_str(), m.model.c_str());
-      model = load_model(m.model, s.run);
+      model = std::make_shared<const LoadedModel>(load_model(model_files.at(m.label), s.run, &model_full_digests.at(m.label)));
       load_s = seconds_since(tl);
     }
     fs::create_directories(fs::path(s.out_dir) / m.label);
@@ -211,14 +218,15 @@ nlohmann::json run_suite(const SuitePlan& plan, const SuiteRunSettings& s) {
       TaskContext c;
       c.label = m.label;
       c.model_dir = m.model;
-      c.model = model.get();
+      c.model = model;
       c.run = s.run;
       c.out_path = out;
       c.resume = s.resume;
       c.num_shards = s.num_shards;
       c.shard_index = s.shard_index;
+      c.ranks = s.ranks;
       c.stop_after = s.stop_at == what ? s.stop_after : -1;
-      set_pruning_origin(model.get());  // each task's header counts its own pruning only
+      set_pruning_origin(model ? model->get() : nullptr);  // each task's header counts its own pruning only
       const auto tt = std::chrono::steady_clock::now();
       e.prepared.run(c);
       row["status"] = "ran";

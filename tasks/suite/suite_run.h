@@ -13,6 +13,7 @@
 
 #include "models/model.h"
 #include "tasks/suite/suite_plan.h"
+#include "tasks/run_ranks.h"
 
 namespace foxeval::suite {
 
@@ -20,6 +21,7 @@ struct SuiteRunSettings {
   std::string out_dir;
   bool resume = false;       // skip tasks whose result exists; a task with a journal resumes from it
   int64_t num_shards = 1, shard_index = 0;
+  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
   RunOptions run;            // device and dtype resolved (cli/run_options.h)
   bool writes_outputs = true;  // false on ranks other than 0 of a distributed run: tables, report, suite.json
   // Test hook (the kill-and-resume test): the task OUT/{label}/{name} given here stops (exit 3,

@@ -26,7 +26,7 @@ CommandRegistrar toy_command([](CLI::App& root) {
     // No model to announce the run: say the settings the announcement would carry.
     std::fprintf(stderr, "toy: %s\n", s->run.settings.empty() ? "no settings" : s->run.settings.c_str());
     nlohmann::json result;
-    run_task("toy run", [&] { result = toy::run_toy(*s); },
+    run_task("toy run", s->ranks, [&] { result = toy::run_toy(*s); },
              [&] {
                if (result.contains("toy_score")) std::printf("toy_score\t%.6f\n", result["toy_score"].get<double>());
                else std::printf("part written to %s\n", s->out_path.c_str());  // a shard's: `foxeval merge`

@@ -10,6 +10,7 @@
 
 #include "data/errors.h"
 #include "tasks/item_stats.h"
+#include "tasks/identity.h"
 #include "tasks/runner.h"
 #include "tasks/task_def.h"
 
@@ -104,8 +105,9 @@ nlohmann::json run_toy(const ToySettings& s) {
   rs.resume = s.resume;
   rs.num_shards = s.num_shards;
   rs.shard_index = s.shard_index;
+  rs.ranks = s.ranks;
   rs.progress_unit = "item";
-  Runner run(rs, "toy", identity, items);
+  RecordRunner run(rs, "toy", identity, items);
   while (auto i = run.claim()) {
     const nlohmann::json record = {{"id", items[*i].id}, {"value", numbers[*i] * s.scale}};
     if (s.verbose) std::fprintf(stderr, "toy: %s\n", record.dump().c_str());
