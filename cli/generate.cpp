@@ -1,105 +1,120 @@
-// `foxeval generate`: greedy or sampled continuations of prompts (models/generate.h).
+// `foxeval generate`: greedy or sampled continuations of prompts, through the one generation
+// engine (models/requests.h generate_until: decoding slots; --no-cache: the reference path).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
-#include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/generation_options.h"
 #include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/errors.h"
 #include "data/tokenizer.h"
-#include "models/generate.h"
+#include "data/utf8.h"
 #include "models/registry.h"
+#include "models/requests.h"
 
 namespace foxeval {
 namespace {
 
 struct GenerateArgs {
   std::string model, prompt, prompt_ids, prompt_file;
-  int64_t max_new_tokens = 0, batch_size = 8, prefill_chunk = 4096;
+  int64_t max_new_tokens = 0;
   bool no_cache = false, json = false, no_eos = false;
-  double temperature = 0, top_p = 1.0;
-  uint64_t seed = 0;
+  Sampling sampling;
   std::vector<std::string> stops;
   std::vector<int64_t> stop_ids;
+  GenerateUntilOptions gen;
   RunOptions run;
 };
 
-void run_generate(const GenerateArgs& a) {
+// --prompt-file: one text prompt per line (a final newline optional, "\r\n" read as "\n"). A line
+// that is empty or only whitespace, or not UTF-8, is refused, naming file:line: an empty prompt
+// is a stray blank line far more often than a wish to continue BOS alone.
+std::vector<std::string> read_prompt_lines(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw Error("--prompt-file " + path + ": not a file (a folder or a device)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("--prompt-file: cannot open " + path);
+  std::vector<std::string> lines;
+  std::string line;
+  for (int64_t line_no = 1; std::getline(in, line); ++line_no) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t\f\v") == std::string::npos)
+      throw Error(fmt::format("--prompt-file {}:{}: empty line (one prompt per line; remove blank lines)", path, line_no));
+    const size_t bad = utf8::first_invalid(line);
+    if (bad != std::string_view::npos)
+      throw Error(fmt::format("--prompt-file {}:{}: not UTF-8 (byte {} of the line)", path, line_no, bad + 1));
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+void run_generate(GenerateArgs& a) {
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
   // Prompts in order: --prompt, --prompt-ids, then the lines of --prompt-file.
-  std::vector<std::vector<int64_t>> prompts;
+  std::vector<GenerationRequest> requests;
   std::vector<std::string> shown;  // each prompt as the user gave it, for the blocks of --prompt-file
-  if (!a.prompt.empty()) {
-    prompts.push_back(tok.encode(a.prompt, true, true));
-    shown.push_back("--prompt: " + a.prompt);
-  }
+  auto add = [&](std::vector<int64_t> ids, std::string how) {
+    requests.emplace_back();
+    requests.back().prompt = std::move(ids);
+    shown.push_back(std::move(how));
+  };
+  if (!a.prompt.empty()) add(tok.encode(a.prompt, true, true), "--prompt: " + a.prompt);
   if (!a.prompt_ids.empty()) {
-    prompts.push_back(parse_int_list(a.prompt_ids, "--prompt-ids"));
-    if (prompts.back().empty()) throw Error("--prompt-ids: no ids given");
-    shown.push_back("--prompt-ids: " + a.prompt_ids);
+    std::vector<int64_t> ids = parse_int_list(a.prompt_ids, "--prompt-ids");
+    if (ids.empty()) throw Error("--prompt-ids: no ids given");
+    add(std::move(ids), "--prompt-ids: " + a.prompt_ids);
   }
   if (!a.prompt_file.empty()) {
-    struct stat st {};
-    if (::stat(a.prompt_file.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
-      throw Error("--prompt-file " + a.prompt_file + ": not a file (a folder or a device)");
-    std::ifstream in(a.prompt_file, std::ios::binary);
-    if (!in) throw Error("--prompt-file: cannot open " + a.prompt_file);
-    std::string line;
-    int64_t line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      prompts.push_back(tok.encode(line, true, true));
-      shown.push_back(fmt::format("{} line {}: {}", a.prompt_file, line_no, line));
-    }
+    const std::vector<std::string> lines = read_prompt_lines(a.prompt_file);
+    for (size_t k = 0; k < lines.size(); ++k)
+      add(tok.encode(lines[k], true, true), fmt::format("{} line {}: {}", a.prompt_file, k + 1, lines[k]));
   }
-  if (prompts.empty()) throw Error("give a prompt: --prompt, --prompt-ids or --prompt-file");
+  if (requests.empty()) throw Error("give a prompt: --prompt, --prompt-ids or --prompt-file");
+  std::vector<int64_t> stop_ids = a.stop_ids;
+  if (stop_ids.empty() && !a.no_eos) stop_ids = {tok.eos_id()};
+  for (GenerationRequest& r : requests) {
+    r.max_new_tokens = a.max_new_tokens;
+    r.stop_ids = stop_ids;
+    r.stop_strings = a.stops;
+  }
 
   auto model = load_model(a.model, a.run);
-  GenerateOptions o;
-  o.max_new_tokens = a.max_new_tokens;
-  o.temperature = a.temperature;
-  o.top_p = a.top_p;
-  o.seed = a.seed;
-  o.stop_strings = a.stops;
-  o.use_cache = !a.no_cache;
-  o.prefill_chunk = a.prefill_chunk;
-  if (!a.stop_ids.empty())
-    o.stop_ids = a.stop_ids;
-  else if (!a.no_eos)
-    o.stop_ids = {tok.eos_id()};
-
-  const size_t B = static_cast<size_t>(a.batch_size);
-  for (size_t start = 0; start < prompts.size(); start += B) {
-    const size_t end = std::min(prompts.size(), start + B);
-    std::vector<std::vector<int64_t>> batch(prompts.begin() + start, prompts.begin() + end);
-    o.first_index = start;  // a prompt samples the same whatever batch it falls in
-    const std::vector<Generation> out = generate(*model, batch, o, &tok);
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (a.json) {
-        nlohmann::json j = {{"prompt_ids", batch[i]},
-                            {"generated_ids", out[i].ids},
-                            {"text", out[i].text},
-                            {"stop_reason", stop_reason_name(out[i].reason)}};
-        std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-      } else if (!a.prompt_file.empty()) {
-        // Several prompts: one block each, the prompt shown, so a continuation is never read as the
-        // next prompt's (a continuation may hold blank lines and newlines of its own).
-        std::printf("=== prompt %zu of %zu ===\n%s\n--- continuation (stopped: %s) ---\n%s\n\n", start + i + 1,
-                    prompts.size(), shown[start + i].c_str(), stop_reason_name(out[i].reason), out[i].text.c_str());
-      } else {
-        std::printf("%s\n", out[i].text.c_str());
-      }
+  a.gen.sampling = a.sampling;  // first_index 0: prompt i draws as prompt i, whatever runs beside it
+  a.gen.use_cache = !a.no_cache;
+  a.gen.tokenizer = &tok;
+  // Answers come in any order; print them in the prompts' order as soon as they can be.
+  std::vector<std::optional<GenerationAnswer>> answers(requests.size());
+  size_t printed = 0;
+  auto print = [&](size_t i, const GenerationAnswer& g) {
+    if (a.json) {
+      nlohmann::json j = {{"prompt_ids", requests[i].prompt},
+                          {"generated_ids", g.ids},
+                          {"text", g.text},
+                          {"stop_reason", stop_reason_name(g.reason)}};
+      std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    } else if (!a.prompt_file.empty()) {
+      // Several prompts: one block each, the prompt shown, so a continuation is never read as the
+      // next prompt's (a continuation may hold blank lines and newlines of its own).
+      std::printf("=== prompt %zu of %zu ===\n%s\n--- continuation (stopped: %s) ---\n%s\n\n", i + 1, requests.size(),
+                  shown[i].c_str(), stop_reason_name(g.reason), g.text.c_str());
+    } else {
+      std::printf("%s\n", g.text.c_str());
     }
+  };
+  generate_until(*model, requests, a.gen, [&](size_t i, const GenerationAnswer& g) {
+    answers[i] = g;
+    for (; printed < answers.size() && answers[printed]; ++printed) print(printed, *answers[printed]);
     std::fflush(stdout);
-  }
+  });
 }
 
 CommandRegistrar generate_command([](CLI::App& root) {
@@ -109,23 +124,26 @@ CommandRegistrar generate_command([](CLI::App& root) {
   cmd->add_option("--prompt", a->prompt, "prompt text (JSON-escaped GPT-2 BPE, BOS first, as the checkpoints were trained)");
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as token ids: 1,2,3 (used as given, no BOS added)");
   cmd->add_option("--prompt-file", a->prompt_file,
-                  "one text prompt per line, generated in batches; printed as one block per prompt (the prompt, "
-                  "then its continuation)");
+                  "one text prompt per line (no blank lines), decoded together on the slots; printed as one block "
+                  "per prompt (the prompt, then its continuation)");
   cmd->add_option("--max-new-tokens", a->max_new_tokens, "tokens to generate per prompt")
       ->required()->check(int_range(1, kMaxNewTokens));
-  cmd->add_flag("--no-cache", a->no_cache, "recompute the whole prefix every step, row by row (verification)");
+  cmd->add_flag("--no-cache", a->no_cache,
+                "reference path: every token from a forward over the whole sequence, no state (verification)");
   cmd->add_flag("--json", a->json, "one JSON object per prompt: prompt_ids, generated_ids, text, stop_reason");
-  cmd->add_option("--temperature", a->temperature, "0 = greedy (default); > 0 samples")
+  cmd->add_option("--temperature", a->sampling.temperature, "0 = greedy (default); > 0 samples")
       ->check(number_range(0.0, 1e6));
-  cmd->add_option("--top-p", a->top_p, "nucleus sampling mass (with --temperature > 0)")->check(number_range(0.0, 1.0, true));
-  cmd->add_option("--seed", a->seed, "sampling seed (deterministic given the seed)")->check(unsigned_integer());
+  cmd->add_option("--top-k", a->sampling.top_k, "keep the k most probable tokens (with --temperature > 0; 0 = all)")
+      ->check(int_range(0));
+  cmd->add_option("--top-p", a->sampling.top_p, "nucleus sampling mass (with --temperature > 0)")->check(number_range(0.0, 1.0, true));
+  cmd->add_option("--seed", a->sampling.seed,
+                  "sampling seed: prompt i draws from its own generator (seed, i), whatever runs beside it")
+      ->check(unsigned_integer());
   cmd->add_option("--stop", a->stops, "stop string (repeatable): the text is cut before it");
   cmd->add_option("--stop-id", a->stop_ids, "stop token id (repeatable; replaces the default EOS 50256)")
       ->check(int_range(0));
   cmd->add_flag("--no-eos", a->no_eos, "do not stop at EOS");
-  cmd->add_option("--batch-size", a->batch_size, "prompts per batch (left padded)")->check(int_range(1, 1 << 16));
-  cmd->add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per prefill forward")
-      ->check(int_range(1, kMaxContextTokens));
+  add_generation_options(cmd, a->gen);
   add_run_options(cmd, a->run);
   cmd->callback([cmd, a] {
     resolve_run(cmd, a->run);

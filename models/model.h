@@ -60,6 +60,10 @@ struct ModelInfo {
 
 // Per-sequence decoding state of a family (KV cache, conv and recurrent states, ...).
 // `seq_start[b]` left-padding tokens of row b are excluded exactly, as the official seq_start.
+// Generation uses a state only to prefill one prompt (batch 1, in chunks) that SlotState::load
+// then moves into a decoding slot; decoding itself runs on slots (decode_slots). Batched states
+// with left padding are the official model's forward semantics, tested against it, not a
+// generation path.
 class DecodeState {
  public:
   virtual ~DecodeState() = default;
@@ -145,8 +149,8 @@ class CausalLM {
 
   virtual const RunOptions& options() const = 0;
 
-  // Decoding slots (see SlotState); nullptr when the family has none (generation then runs
-  // batches through new_state/forward).
+  // Decoding slots (see SlotState), what generation decodes on (models/requests.h generate_until);
+  // every family has them. nullptr: the model cannot generate with a cache (test fakes).
   virtual bool has_slots() const { return false; }
   virtual std::unique_ptr<SlotState> new_slots(int64_t slots, int64_t capacity) {
     (void)slots, (void)capacity;

@@ -2,13 +2,14 @@
 // token ids and score the answers; they never touch a model. Two kinds of work:
 //   loglikelihood(context, continuation) -> (logprob, is_greedy)   (loglikelihood_rolling is a
 //       task-side split of a text into such requests, as lm-eval's rolling windows)
-//   generate_until(prompt, max_new_tokens, stop ids) -> generated ids
+//   generate_until(prompt, max_new_tokens, stop ids/strings) -> generated ids (greedy or sampled)
 // Answers come back through a callback as each request finishes, so a task can journal it at
 // once (tasks/runner.h); which batch a request fell in never changes its answer beyond the
 // numerics of the device (see README: batching).
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "models/generate.h"
@@ -47,11 +48,15 @@ struct GenerationRequest {
   std::vector<int64_t> prompt;   // with BOS where the task wants it; non-empty
   int64_t max_new_tokens = 0;
   std::vector<int64_t> stop_ids;  // e.g. {eos}; the stop id is not part of the answer
+  // Stop strings (models/generate.h says how they cut); need GenerateUntilOptions::tokenizer.
+  std::vector<std::string> stop_strings = {};  // "= {}": brace-initialised requests may leave it out
 };
 
 struct GenerationAnswer {
   std::vector<int64_t> ids;  // generated ids, stop id excluded
   StopReason reason = StopReason::length;
+  std::string stop;  // the stop string that matched, or the stop id as text; empty for "length"
+  std::string text;  // the decoded ids (cut before a stop string) when a tokenizer was given
 };
 
 // What one generate_until call has done so far, passed to GenerateUntilOptions::on_progress after
@@ -70,7 +75,15 @@ struct GenerateUntilOptions {
   int64_t prefill_per_look = 16384;  // prompt tokens prefilled between decode runs while rows decode
   int64_t steps_per_look = 16;     // decode steps between two looks of the host at the tokens
   double gpu_memory_fraction = 0.9;  // of the GPU's memory, for weights + slots + activations
-  bool cuda_graphs = true;         // capture the decode step in a CUDA graph (GPU)
+  bool cuda_graphs = true;         // capture the decode step in a CUDA graph (GPU; greedy only)
+  // Greedy by default. Sampling picks every token on the host from the step's logits (one step a
+  // look, no CUDA graph); request i draws from its own generator (models/generate.h: Sampling).
+  Sampling sampling;
+  // false: the reference path, no state and no slots: every new token from a forward over the
+  // whole sequence, request by request (slow; what the slots are tested against).
+  bool use_cache = true;
+  // Decodes stop strings and GenerationAnswer::text; null: no text (tasks decode what they need).
+  const Gpt2Tokenizer* tokenizer = nullptr;
   std::function<void(const GenerationProgress&)> on_progress;  // optional; never changes an answer
 };
 
@@ -87,9 +100,10 @@ struct SlotPlan {
 };
 SlotPlan plan_slots(CausalLM& model, int64_t total_tokens, int64_t queued, const GenerateUntilOptions& options);
 
-// Greedy generation for every request through the scheduler of models/requests_generate.cpp
-// (decoding slots, continuous batching, CUDA graphs); `on_done(i, answer)` is called for each
-// finished request as it finishes. Returns the timings (prefill and decode wall time).
+// Generation for every request through the scheduler of models/requests_generate.cpp (decoding
+// slots, continuous batching, CUDA graphs), the one generation engine; `on_done(i, answer)` is
+// called for each finished request as it finishes. Returns the timings (prefill and decode wall
+// time). The model must have decoding slots (CausalLM::has_slots) unless use_cache is false.
 GenerateStats generate_until(CausalLM& model, const std::vector<GenerationRequest>& requests,
                              const GenerateUntilOptions& options,
                              const std::function<void(size_t, const GenerationAnswer&)>& on_done);

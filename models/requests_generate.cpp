@@ -1,4 +1,4 @@
-// generate_until: the one generation scheduler (greedy), for every generation task.
+// generate_until: the one generation engine, for every generation task and `foxeval generate`.
 //
 // Requests are grouped by capacity bucket (prompt + new tokens rounded up on a geometric grid)
 // and run longest bucket first. A bucket gets S decoding slots (model.h's SlotState) of its
@@ -14,6 +14,13 @@
 // bucket, never on which requests run beside it, in what order, on which shard or whether the
 // run was resumed. (On a GPU in bf16, GEMMs of another M may round differently: README.)
 // An out-of-memory error halves S and retries the bucket's unfinished requests.
+//
+// Greedy decode runs steps_per_look steps a look (a CUDA graph on the GPU); sampling picks each
+// token on the host from the step's logits, with the request's own generator (seeded by its index,
+// so its draws never depend on its neighbours, and a retried request draws the same again).
+// Without a cache (use_cache false) every token comes from a forward over the whole sequence, with
+// the same pick and the same stop rules: the reference the slots are tested against.
+// The stop rules (stop ids, stop strings, max_new_tokens) live in accept() only.
 #include <ATen/Functions.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -22,14 +29,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <deque>
 #include <map>
-#include <numeric>
 #include <optional>
+#include <random>
 
 #include "data/errors.h"
+#include "data/tokenizer.h"
 #include "models/layers.h"
 #include "models/requests.h"
 #include "models/slot_decoder.h"
@@ -39,55 +48,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// The batched path for models without decoding slots: batches of similar prompts, left padded.
-GenerateStats generate_batched(CausalLM& model, const std::vector<GenerationRequest>& requests,
-                               const GenerateUntilOptions& options,
-                               const std::function<void(size_t, const GenerationAnswer&)>& on_done) {
-  std::vector<size_t> order(requests.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const GenerationRequest &x = requests[a], &y = requests[b];
-    if (x.max_new_tokens != y.max_new_tokens) return x.max_new_tokens < y.max_new_tokens;
-    if (x.stop_ids != y.stop_ids) return x.stop_ids < y.stop_ids;
-    return x.prompt.size() > y.prompt.size();
-  });
-  const int64_t max_tokens = options.max_batch_tokens > 0 ? options.max_batch_tokens : INT64_MAX;
-  GenerateStats total;
-  GenerationProgress progress;
-  size_t start = 0;
-  while (start < order.size()) {
-    const GenerationRequest& first = requests[order[start]];
-    const int64_t width = static_cast<int64_t>(first.prompt.size()) + first.max_new_tokens;
-    size_t end = start + 1;
-    while (end < order.size() && static_cast<int64_t>(end - start) < options.max_batch &&
-           width * static_cast<int64_t>(end - start + 1) <= max_tokens &&
-           requests[order[end]].max_new_tokens == first.max_new_tokens && requests[order[end]].stop_ids == first.stop_ids)
-      ++end;
-    std::vector<std::vector<int64_t>> prompts;
-    for (size_t k = start; k < end; ++k) prompts.push_back(requests[order[k]].prompt);
-    GenerateOptions opt;
-    opt.max_new_tokens = first.max_new_tokens;
-    opt.stop_ids = first.stop_ids;
-    opt.prefill_chunk = options.prefill_chunk;
-    GenerateStats stats;
-    std::vector<Generation> out = generate(model, prompts, opt, nullptr, &stats);
-    total.prefill_seconds += stats.prefill_seconds;
-    total.decode_seconds += stats.decode_seconds;
-    total.decode_steps += stats.decode_steps;
-    total.prompt_tokens += stats.prompt_tokens;
-    for (size_t k = start; k < end; ++k) {
-      Generation& g = out[k - start];
-      progress.new_tokens += static_cast<int64_t>(g.ids.size()) + (g.reason == StopReason::eos ? 1 : 0);
-      ++progress.requests_done;
-      on_done(order[k], GenerationAnswer{std::move(g.ids), g.reason});
-    }
-    progress.stats = total;
-    if (options.on_progress) options.on_progress(progress);
-    start = end;
-  }
-  return total;
-}
 
 // Device bytes generation may fill: the options' share of the GPU's memory less what is allocated
 // now (the weights). 0 off the GPU (no memory plan there).
@@ -135,10 +95,11 @@ SlotPlan bucket_plan(CausalLM& model, const at::Device& device, int64_t budget, 
   return plan;
 }
 
-// A request in flight: its answer so far.
+// A request in flight: its answer so far and its sampling generator.
 struct Active {
   size_t request = 0;
   GenerationAnswer answer;
+  std::mt19937_64 rng;
 };
 
 class Scheduler {
@@ -159,6 +120,10 @@ class Scheduler {
       const GenerationRequest& r = requests_[i];
       if (r.max_new_tokens == 0) {  // nothing to generate: no prefill either
         on_done_(i, GenerationAnswer{});
+        continue;
+      }
+      if (!opt_.use_cache) {
+        run_uncached(i);
         continue;
       }
       buckets[bucket_capacity(static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens, opt_.steps_per_look)].push_back(i);
@@ -197,7 +162,8 @@ class Scheduler {
   // exception leaves exactly the unfinished ones in it (those in flight are put back first).
   void decode_bucket(int64_t capacity, int64_t S, std::deque<size_t>& queue) {
     std::unique_ptr<SlotState> slots = model_.new_slots(S, capacity);
-    SlotDecoder decoder(model_, *slots, opt_.steps_per_look, opt_.cuda_graphs);
+    const bool greedy = opt_.sampling.greedy();
+    SlotDecoder decoder(model_, *slots, opt_.steps_per_look, opt_.cuda_graphs && greedy);
     for (int64_t s = 0; s < S; ++s) slots->clear(s);  // the decoder's warm-up step touched them
     std::vector<std::optional<Active>> rows(static_cast<size_t>(S));
     auto requeue = [&] {  // in flight -> back to the front of the queue, in their order
@@ -217,8 +183,8 @@ class Scheduler {
           if (prefilled >= opt_.prefill_per_look && 2 * running >= S) break;
           const size_t i = queue.front();
           prefilled += static_cast<int64_t>(requests_[i].prompt.size());
-          auto [state, first] = prefill(requests_[i].prompt, slots->prefill_state(s));
-          Active a{i, {}};
+          Active a = start(i);
+          auto [state, first] = prefill(a, slots->prefill_state(s));
           queue.pop_front();
           if (accept(a, first)) {
             finish(a);
@@ -237,9 +203,12 @@ class Scheduler {
         int64_t steps = 1;
         for (const auto& r : rows)
           if (r) steps = std::max(steps, requests_[r->request].max_new_tokens - static_cast<int64_t>(r->answer.ids.size()));
-        steps = std::min(steps, opt_.steps_per_look);
+        steps = greedy ? std::min(steps, opt_.steps_per_look) : 1;  // sampling: the host picks every token
         const auto t0 = Clock::now();
-        const std::vector<int64_t> tokens = decoder.run(steps);
+        const std::vector<int64_t> tokens =
+            greedy ? decoder.run(steps) : decoder.run_sampled([&](int64_t s, const float* logits, int64_t vocab) {
+              return rows[s] ? pick(*rows[s], logits, vocab) : int64_t(0);  // an idle row's token is never read
+            });
         stats_.decode_seconds += seconds_since(t0);
         stats_.decode_steps += steps;
         for (int64_t s = 0; s < S; ++s) {
@@ -268,11 +237,37 @@ class Scheduler {
     return std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.has_value(); });
   }
 
+  // A request's fresh answer and generator (seeded by its index alone: Sampling).
+  Active start(size_t i) const {
+    Active a;
+    a.request = i;
+    const uint64_t seed = opt_.sampling.seed, stream = opt_.sampling.first_index + i;
+    std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(stream),
+                      static_cast<uint32_t>(stream >> 32)};
+    a.rng.seed(seq);
+    return a;
+  }
+
+  // The row's next token from its fp32 logits on the host (sampling).
+  int64_t pick(Active& a, const float* logits, int64_t vocab) const {
+    const Sampling& p = opt_.sampling;
+    return choose_token(logits, vocab, p.temperature, p.top_p, a.rng, p.top_k);
+  }
+
+  // The row's next token from the last position of final-norm hidden states [1, T, hidden]: the
+  // argmax on the device (greedy; a host sync) or a host pick.
+  int64_t pick_last(Active& a, const at::Tensor& hidden) const {
+    at::Tensor logits = foxeval::linear(hidden.select(1, hidden.size(1) - 1), model_.lm_head()).to(at::kFloat);
+    if (opt_.sampling.greedy()) return at::argmax(logits, -1).item<int64_t>();
+    at::Tensor cpu = logits.to(at::kCPU).contiguous();
+    return pick(a, cpu.data_ptr<float>(), cpu.size(-1));
+  }
+
   // Batch-1 prefill in chunks into `state` (a free slot's own memory: SlotState::prefill_state)
   // or, when null, a state of its own; returns the state and the first generated token.
-  std::pair<std::unique_ptr<DecodeState>, int64_t> prefill(const std::vector<int64_t>& prompt,
-                                                           std::unique_ptr<DecodeState> state) {
+  std::pair<std::unique_ptr<DecodeState>, int64_t> prefill(Active& a, std::unique_ptr<DecodeState> state) {
     const auto t0 = Clock::now();
+    const std::vector<int64_t>& prompt = requests_[a.request].prompt;
     const int64_t L = static_cast<int64_t>(prompt.size());
     at::Tensor ids = at::tensor(prompt, at::kLong).view({1, L}).to(device_);
     if (!state) {
@@ -282,22 +277,43 @@ class Scheduler {
     const int64_t chunk = opt_.prefill_chunk > 0 ? opt_.prefill_chunk : L;
     at::Tensor hidden;
     for (int64_t s = 0; s < L; s += chunk) hidden = model_.forward(ids.slice(1, s, std::min(L, s + chunk)), state.get());
-    at::Tensor logits = foxeval::linear(hidden.select(1, hidden.size(1) - 1), model_.lm_head()).to(at::kFloat);
-    const int64_t first = at::argmax(logits, -1).item<int64_t>();  // waits for the prefill
+    const int64_t first = pick_last(a, hidden);  // waits for the prefill
     stats_.prefill_seconds += seconds_since(t0);
     stats_.prompt_tokens += L;
     return {std::move(state), first};
   }
 
-  // Takes `token` as the row's next token; true when the request is finished.
+  // The reference path (use_cache false): request i alone, every token from a forward over the
+  // whole sequence without a state.
+  void run_uncached(size_t i) {
+    const auto t0 = Clock::now();
+    Active a = start(i);
+    std::vector<int64_t> seq = requests_[i].prompt;
+    stats_.prompt_tokens += static_cast<int64_t>(seq.size());
+    for (;;) {
+      at::Tensor ids = at::tensor(seq, at::kLong).view({1, static_cast<int64_t>(seq.size())}).to(device_);
+      const int64_t token = pick_last(a, model_.forward(ids, nullptr));
+      ++stats_.decode_steps;
+      if (accept(a, token)) break;
+      seq.push_back(token);
+    }
+    stats_.decode_seconds += seconds_since(t0);
+    finish(a);
+    report();
+  }
+
+  // Takes `token` as the row's next token: stop ids, stop strings and the length limit, the one
+  // place they are decided. True when the request is finished.
   bool accept(Active& a, int64_t token) {
     const GenerationRequest& r = requests_[a.request];
     ++progress_.new_tokens;
     if (std::find(r.stop_ids.begin(), r.stop_ids.end(), token) != r.stop_ids.end()) {
       a.answer.reason = StopReason::eos;
+      a.answer.stop = std::to_string(token);
       return true;
     }
     a.answer.ids.push_back(token);
+    if (!r.stop_strings.empty() && stopped_by_string(a, r.stop_strings)) return true;
     if (static_cast<int64_t>(a.answer.ids.size()) >= r.max_new_tokens) {
       a.answer.reason = StopReason::length;
       return true;
@@ -305,7 +321,32 @@ class Scheduler {
     return false;
   }
 
+  // Whether the decoded answer holds one of `stops`; if so the earliest one ends it: the text is
+  // cut before it, the ids after the shortest prefix whose text holds it.
+  bool stopped_by_string(Active& a, const std::vector<std::string>& stops) const {
+    const Gpt2Tokenizer& tok = *opt_.tokenizer;
+    std::vector<int64_t>& ids = a.answer.ids;
+    const std::string text = tok.decode(ids);
+    size_t best = std::string::npos;
+    const std::string* which = nullptr;
+    for (const std::string& s : stops) {
+      const size_t pos = text.find(s);
+      if (pos != std::string::npos && (best == std::string::npos || pos < best)) best = pos, which = &s;
+    }
+    if (!which) return false;
+    for (size_t k = 1; k <= ids.size(); ++k)
+      if (tok.decode(std::vector<int64_t>(ids.begin(), ids.begin() + k)).find(*which) != std::string::npos) {
+        ids.resize(k);
+        break;
+      }
+    a.answer.reason = StopReason::stop_string;
+    a.answer.stop = *which;
+    a.answer.text = text.substr(0, best);
+    return true;
+  }
+
   void finish(Active& a) {
+    if (opt_.tokenizer && a.answer.reason != StopReason::stop_string) a.answer.text = opt_.tokenizer->decode(a.answer.ids);
     ++progress_.requests_done;
     on_done_(a.request, a.answer);
   }
@@ -341,6 +382,12 @@ GenerateStats generate_until(CausalLM& model, const std::vector<GenerationReques
   if (options.steps_per_look < 1) throw Error(fmt::format("generate: steps per look {} must be >= 1", options.steps_per_look));
   if (!(options.gpu_memory_fraction > 0 && options.gpu_memory_fraction <= 1))
     throw Error(fmt::format("generate: GPU memory fraction {} must be in (0, 1]", options.gpu_memory_fraction));
+  const Sampling& p = options.sampling;
+  // NaN fails every comparison: check for what is allowed, not for what is not.
+  if (!std::isfinite(p.temperature) || p.temperature < 0 || (p.temperature > 0 && !std::isfinite(1.0 / p.temperature)))
+    throw Error(fmt::format("generate: temperature {} must be a finite number >= 0", p.temperature));
+  if (!p.greedy() && !(p.top_p > 0 && p.top_p <= 1)) throw Error(fmt::format("generate: top_p {} must be in (0, 1]", p.top_p));
+  if (p.top_k < 0) throw Error(fmt::format("generate: top_k {} must be >= 0", p.top_k));
   const int64_t vocab = model.lm_head().size(0);
   for (size_t i = 0; i < requests.size(); ++i) {
     if (requests[i].prompt.empty()) throw Error(fmt::format("generate: request {} has an empty prompt", i));
@@ -350,9 +397,15 @@ GenerateStats generate_until(CausalLM& model, const std::vector<GenerationReques
     for (int64_t id : requests[i].prompt)
       if (id < 0 || id >= vocab)
         throw Error(fmt::format("generate: request {} holds id {}, outside the model's vocabulary [0, {})", i, id, vocab));
+    if (!requests[i].stop_strings.empty() && !options.tokenizer)
+      throw Error(fmt::format("generate: request {} has stop strings, which need a tokenizer", i));
+    for (const std::string& s : requests[i].stop_strings)
+      if (s.empty()) throw Error(fmt::format("generate: request {} has an empty stop string", i));
   }
   if (requests.empty()) return {};
-  if (!model.has_slots()) return generate_batched(model, requests, options, on_done);
+  if (options.use_cache && !model.has_slots())
+    throw Error(fmt::format("generate: {} has no decoding slots (CausalLM::new_slots), which generation runs on",
+                            model.info().family));
   return Scheduler(model, requests, options, on_done).run();
 }
 

@@ -100,4 +100,14 @@ std::vector<int64_t> SlotDecoder::run(int64_t steps) {
   return std::vector<int64_t>(p, p + host.numel());
 }
 
+std::vector<int64_t> SlotDecoder::run_sampled(const Pick& pick) {
+  at::Tensor hidden = model_.decode_slots(ids_, slots_);  // [S, hidden] fp32
+  at::Tensor logits = foxeval::linear(hidden, model_.lm_head()).to(at::kCPU, at::kFloat).contiguous();
+  const int64_t S = logits.size(0), V = logits.size(1);
+  std::vector<int64_t> next(static_cast<size_t>(S));
+  for (int64_t s = 0; s < S; ++s) next[s] = pick(s, logits.data_ptr<float>() + s * V, V);
+  ids_.copy_(at::tensor(next, at::kLong));
+  return next;
+}
+
 }  // namespace foxeval

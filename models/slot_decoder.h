@@ -1,4 +1,5 @@
-// Greedy decode steps over decoding slots (model.h's SlotState), launch-free on the GPU.
+// Decode steps over decoding slots (model.h's SlotState): greedy ones launch-free on the GPU, and
+// sampled ones (run_sampled) whose tokens the host picks.
 //
 // A step feeds each row its current token, takes the argmax of the new logits (fp32, ties to the
 // lowest id as torch.argmax), makes it the row's next input and writes it to a token buffer on
@@ -9,7 +10,9 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "models/model.h"
 
@@ -32,6 +35,11 @@ class SlotDecoder {
   // `steps` (1..max_steps) decode steps for every row; returns their tokens on the host,
   // [slots, steps] int64 (row-major), column j = the token chosen at step j.
   std::vector<int64_t> run(int64_t steps);
+  // One step whose tokens the host picks: `pick(slot, logits, vocab)` gets row `slot`'s fp32 logits
+  // (the LM head in the compute dtype, then fp32) and returns its next token (any id for an idle
+  // row). Returns the S tokens, also fed at the next step. Eager: the pick needs the host.
+  using Pick = std::function<int64_t(int64_t slot, const float* logits, int64_t vocab)>;
+  std::vector<int64_t> run_sampled(const Pick& pick);
   bool graphed() const { return graph_ != nullptr; }
 
  private:

@@ -96,6 +96,22 @@ grep -q '^=== prompt 1 of 2 ===$' "$tmp/out" && grep -q '^=== prompt 2 of 2 ===$
   grep -q "prompts.txt line 2: A second one" "$tmp/out" && ok || { bad "generate blocks"; cat "$tmp/out" >&2; }
 expect_ok "generate --prompt" "$FOXEVAL" generate --model "$trained" --prompt "Hello" --max-new-tokens 3
 ! grep -q '^=== prompt' "$tmp/out" && ok || bad "a single --prompt prints only its continuation"
+# Sampling: a prompt draws the same whether it runs alone in a slot or beside others, and again;
+# --no-cache (the reference path) gives the slots' tokens.
+printf 'Once upon a time\nThe cat sat on\nIn the beginning\n' >"$tmp/three.txt"
+for bs in 1 3; do
+  expect_ok "generate sampled --batch-size $bs" "$FOXEVAL" generate --model "$trained" --prompt-file "$tmp/three.txt" \
+    --max-new-tokens 12 --temperature 0.9 --top-k 50 --top-p 0.95 --seed 11 --json --batch-size $bs
+  cp "$tmp/out" "$tmp/sampled$bs.jsonl"
+done
+cmp -s "$tmp/sampled1.jsonl" "$tmp/sampled3.jsonl" && [ "$(wc -l <"$tmp/sampled3.jsonl")" -eq 3 ] && ok ||
+  bad "sampling does not depend on --batch-size"
+expect_ok "generate sampled --no-cache" "$FOXEVAL" generate --model "$trained" --prompt-file "$tmp/three.txt" \
+  --max-new-tokens 12 --temperature 0.9 --top-k 50 --top-p 0.95 --seed 11 --json --no-cache
+cmp -s "$tmp/out" "$tmp/sampled3.jsonl" && ok || bad "sampled --no-cache equals the slots"
+expect_ok "generate sampled other seed" "$FOXEVAL" generate --model "$trained" --prompt-file "$tmp/three.txt" \
+  --max-new-tokens 12 --temperature 0.9 --seed 12 --json
+! cmp -s "$tmp/out" "$tmp/sampled3.jsonl" && ok || bad "another seed samples otherwise"
 
 # ---- --help states the defaults ----
 expect_ok "loss --help" "$FOXEVAL" loss --help

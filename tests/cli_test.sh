@@ -77,6 +77,13 @@ grep -q '"generated_ids"' "$tmp/out" && ok || bad "generate --json prints genera
 expect_error "generate bad ids" "--prompt-ids" "$FOXEVAL" generate --model $fox --prompt-ids 1,x --max-new-tokens 5
 expect_error "generate empty id item" "empty list item" "$FOXEVAL" generate --model $fox --prompt-ids 1,,3 --max-new-tokens 5
 expect_error "generate trailing comma" "empty list item" "$FOXEVAL" generate --model $fox --prompt-ids 1,2, --max-new-tokens 5
+# --prompt-file: a blank or non-UTF-8 line is refused with exit 2, naming file:line (before the model loads)
+printf 'a first prompt\n\nthird\n' >"$tmp/blank.txt"
+"$FOXEVAL" generate --model $fox --prompt-file "$tmp/blank.txt" --max-new-tokens 2 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -qF "blank.txt:2: empty line" "$tmp/err" && ok || { bad "generate --prompt-file blank line (rc $rc)"; cat "$tmp/err" >&2; }
+printf 'fine\nfine too\nbad \xff byte\n' >"$tmp/bytes.txt"
+"$FOXEVAL" generate --model $fox --prompt-file "$tmp/bytes.txt" --max-new-tokens 2 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -qF "bytes.txt:3: not UTF-8 (byte 5 of the line)" "$tmp/err" && ok || { bad "generate --prompt-file bad UTF-8 (rc $rc)"; cat "$tmp/err" >&2; }
 
 # Regression check against the committed baseline of the default run.
 "$FOXEVAL" loss --model $fox --data data/default/tokens.npy --bos-id 0 --out "$tmp/default.json" >/dev/null 2>&1
