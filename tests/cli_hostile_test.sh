@@ -479,7 +479,10 @@ while time.time() < end:
     env MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$out/sport") WORLD_SIZE=2 RANK=1 FOXEVAL_DIST_TIMEOUT=3 "$FOXEVAL" "${H[@]}" --out "$out/d55/s.json"
   took=$($PY -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
   echo "  (a $mode store, FOXEVAL_DIST_TIMEOUT=3: exit after $took s)"
-  $PY -c "import sys; sys.exit(float(sys.argv[1]) > 3 + 2.5)" "$took" && ok || bad "a $mode store: FOXEVAL_DIST_TIMEOUT=3 took $took s"
+  # What is asserted: the deadline holds, not TCPStore's 30 s. Measured on this 2-core machine from
+  # the command's start: 4.9 s (2026-11-28), 5.6-6.2 s (2026-11-29, the same binary as the day before
+  # too: the start and the store's teardown vary by machine), so 3 s + 5 s, as the port checks above.
+  $PY -c "import sys; sys.exit(float(sys.argv[1]) > 3 + 5)" "$took" && ok || bad "a $mode store: FOXEVAL_DIST_TIMEOUT=3 took $took s"
   kill $stub_pid 2>/dev/null; wait $stub_pid 2>/dev/null; stub_pid=""; rm -f "$out/sport"
 done
 after=$(snapshot)
