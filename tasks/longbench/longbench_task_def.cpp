@@ -27,7 +27,7 @@ suite::PreparedTask read_suite_entry(suite::TaskSettings& t, int64_t cap) {
   p.result_in_folder = "run.json";
   p.run = [s](const suite::TaskContext& c) mutable {
     s.model_dir = c.model_dir, s.model = c.model, s.run = c.run, s.out_dir = c.out_path;
-    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.ranks = c.ranks;
+    c.fill_run(s);
     s.stop_after = c.stop_after;
     run_longbench(s);
   };

@@ -37,7 +37,7 @@ suite::PreparedTask read_suite_entry(suite::TaskSettings& t, int64_t cap) {
   s.generation.max_batch = t.integer("batch-size", s.generation.max_batch, 1, 1 << 20);
   return suite::prepared([s](const suite::TaskContext& c) mutable {
     s.samples.model_dir = c.model_dir, s.model = c.model, s.run = c.run, s.out_path = c.out_path;
-    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.ranks = c.ranks;
+    c.fill_run(s);
     s.stop_after = c.stop_after > 0 ? c.stop_after : -1;
     run_ruler(s);
   });

@@ -94,6 +94,13 @@ struct TaskContext {
   template <class Settings>
   void fill(Settings& s) const {
     s.model_dir = model_dir, s.model = model, s.run = run, s.out_path = out_path;
+    fill_run(s);
+  }
+  // The run machinery's part alone (resume, shards, ranks), for a task whose model or output
+  // settings have other names (longbench's out_dir, ruler's samples.model_dir): one place, so a
+  // field added here reaches every task (a hand copy once lost the distributed run's ranks).
+  template <class Settings>
+  void fill_run(Settings& s) const {
     s.resume = resume, s.num_shards = num_shards, s.shard_index = shard_index, s.ranks = ranks;
   }
 };

@@ -78,7 +78,7 @@ suite::PreparedTask read_suite_entry(suite::TaskSettings& t, int64_t cap) {
   if (cap > 0) s.limit = s.limit == 0 ? cap : std::min(s.limit, cap);
   return suite::prepared([s](const suite::TaskContext& c) mutable {
     s.run = c.run, s.out_path = c.out_path;  // the toy needs no model
-    s.resume = c.resume, s.num_shards = c.num_shards, s.shard_index = c.shard_index, s.ranks = c.ranks;
+    c.fill_run(s);
     run_toy(s);
   });
 }
