@@ -19,6 +19,7 @@
 #include "kernels/glu_gemm.h"
 #include "models/fox/fox_config.h"
 #include "models/layers.h"
+#include "models/rotary.h"
 #include "models/sequence_cache.h"
 #include "models/window_cache.h"
 #include "models/stage_timer.h"
@@ -571,21 +572,6 @@ class ForgettingTransformer : public CausalLM {
     return true;
   }
 
-  // NeoX-style rotary embedding at per-row positions [B, T]; x is [B, T, H, D].
-  at::Tensor rotary(const at::Tensor& x, const at::Tensor& positions) {
-    if (x.is_cuda()) {
-      at::Tensor y = fused_rotary(x, positions, inv_freq_);
-      if (y.defined()) return y;
-    }
-    at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
-    at::Tensor cos = at::cos(freqs).to(x.scalar_type()).to(at::kFloat).unsqueeze(2);
-    at::Tensor sin = at::sin(freqs).to(x.scalar_type()).to(at::kFloat).unsqueeze(2);
-    at::Tensor xf = x.to(at::kFloat);
-    const int64_t half = x.size(-1) / 2;
-    at::Tensor x0 = xf.slice(-1, 0, half), x1 = xf.slice(-1, half);
-    return at::cat({x0 * cos - x1 * sin, x0 * sin + x1 * cos}, -1).to(x.scalar_type());
-  }
-
   // Adaptive computation pruning (config log_pruning_tolerance, as the official layer): a key
   // block may be skipped when its decay bias c_i - c_j is below
   //   -(2 * bound + log(Tk)) + log_pruning_tolerance,  bound >= |scale * q.k| for every pair,
@@ -714,8 +700,8 @@ class ForgettingTransformer : public CausalLM {
     v = v.view({B, T, Hkv, D});
     if (cfg_.use_rope && !prepared) {
       StageTimer timer("rotary");
-      q = rotary(q, positions);
-      k = rotary(k, positions);
+      q = rotary(q, positions, inv_freq_);
+      k = rotary(k, positions, inv_freq_);
     }
     // c_t = cumulative log forget gate, continued from the cache: fp32 throughout.
     // Scan along the last dim: a cumsum over dim 1 of [B, T, H] runs H-wide on the GPU (6 ms at 16k).

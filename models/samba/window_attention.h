@@ -19,11 +19,6 @@ namespace samba {
 // score_budget: kept for the tests' signature; the shared kernels tile on their own.
 at::Tensor window_attention(const AttentionArgs& args, int64_t window, int64_t score_budget = int64_t(64) << 20);
 
-// NeoX rotary embedding (fla's RotaryEmbedding, not interleaved) of x [B, T, H, D] at positions
-// [B, T] int64 with inv_freq fp32 [D/2]: cos/sin in fp32 rounded through x's dtype, the rotation
-// in fp32. The fused kernel on a GPU (the same bits), torch ops elsewhere.
-at::Tensor rotary(const at::Tensor& x, const at::Tensor& positions, const at::Tensor& inv_freq);
-
 // The ring buffer of a decoding state whose rows share one token count `consumed` (a batch fed
 // together; left padding is masked by seq_start, never skipped): ring [B, Hkv, W, D], the key of
 // token index i in slot i % W. Returns the keys a chunk of new ones [B, Hkv, T, D] attends to,
