@@ -36,14 +36,8 @@ namespace foxeval {
 
 namespace {
 
-using cuda_types::bf16_hi;
-using cuda_types::bf16_lo;
-using cuda_types::pack_bf16x2;
-using cuda_types::sigmoid_torch;
-using cuda_types::silu_torch;
-using hopper::ws_gemm::kBM;
-using hopper::ws_gemm::kBK;
-using hopper::ws_gemm::kHalfN;
+using namespace cuda_types;  // bf16_lo/hi, pack_bf16x2, ...
+namespace ws = hopper::ws_gemm;  // the tile shape
 
 // A thread's 32 output pairs of a tile, in chunks of kGluChunkPairs, one chunk a k-step.
 constexpr int kGluChunkPairs = 4;
@@ -69,10 +63,10 @@ struct SwigluEpilogue {
   __nv_bfloat16 *o0 = nullptr, *o1 = nullptr;  // where its rows g and g + 8 go (null: past M)
 
   __device__ SwigluEpilogue(__nv_bfloat16* __restrict__ out_, int M_, int I_, int K)
-      : out(out_), M(M_), I(I_), n_col_tiles(I_ / kHalfN), n_k(K / kBK), n_tiles((M_ + kBM - 1) / kBM * n_col_tiles) {}
+      : out(out_), M(M_), I(I_), n_col_tiles(I_ / ws::kHalfN), n_k(K / ws::kBK), n_tiles((M_ + ws::kBM - 1) / ws::kBM * n_col_tiles) {}
 
   __device__ Tile tile_at(int tile) const {
-    const int m0 = (tile / n_col_tiles) * kBM, n0 = (tile % n_col_tiles) * kHalfN;
+    const int m0 = (tile / n_col_tiles) * ws::kBM, n0 = (tile % n_col_tiles) * ws::kHalfN;
     return {m0, n0, I + n0};
   }
 
@@ -109,7 +103,7 @@ struct SwigluEpilogue {
 };
 
 template <bool SILU>
-__global__ void __launch_bounds__(hopper::ws_gemm::kThreads, 1)
+__global__ void __launch_bounds__(ws::kThreads, 1)
     glu_gemm_kernel(const __grid_constant__ CUtensorMap tm_x, const __grid_constant__ CUtensorMap tm_w,
                     __nv_bfloat16* __restrict__ out, int M, int I, int K) {
   SwigluEpilogue<SILU> epi(out, M, I, K);
@@ -125,10 +119,10 @@ bool glu_gemm_supports(const at::Tensor& x, const at::Tensor& weight) {
       weight.scalar_type() != at::kBFloat16 || weight.dim() != 2 || !weight.is_contiguous() || x.dim() < 1)
     return false;
   const int64_t K = x.size(-1), N2 = weight.size(0);
-  if (K == 0 || K % kBK != 0 || weight.size(1) != K || N2 % (2 * kHalfN) != 0) return false;
+  if (K == 0 || K % ws::kBK != 0 || weight.size(1) != K || N2 % (2 * ws::kHalfN) != 0) return false;
   const int64_t M = x.numel() / K;
   // The kernel counts rows, tiles and each CTA's k-steps (at most all tiles' k-steps) in int.
-  if (M < kGluGemmMinRows || (M + kBM - 1) / kBM * (N2 / 2 / kHalfN) * (K / kBK) >= (int64_t(1) << 31)) return false;
+  if (M < kGluGemmMinRows || (M + ws::kBM - 1) / ws::kBM * (N2 / 2 / ws::kHalfN) * (K / ws::kBK) >= (int64_t(1) << 31)) return false;
   // A contiguous x is read in place (a non-contiguous one is copied to a fresh, aligned tensor).
   if (!glu_aligned16(weight.data_ptr()) || (x.is_contiguous() && !glu_aligned16(x.data_ptr()))) return false;
   if (at::cuda::getDeviceProperties(x.device().index())->major != 9) return false;  // wgmma, setmaxnreg: sm_90a
@@ -145,9 +139,9 @@ at::Tensor glu_gemm(const at::Tensor& x_in, const at::Tensor& weight, bool silu)
   shape.back() = I;
   at::Tensor out = at::empty(shape, x_in.options());  // the caching allocator aligns to 512 bytes
 
-  const CUtensorMap tm_x = matrix_tile_map(x.data_ptr(), true, M, K, K, kBM, "glu_gemm (x)");
-  const CUtensorMap tm_w = matrix_tile_map(weight.data_ptr(), true, N2, K, K, kHalfN, "glu_gemm (weight)");
-  const int64_t n_tiles = (M + kBM - 1) / kBM * (I / kHalfN);
+  const CUtensorMap tm_x = matrix_tile_map(x.data_ptr(), true, M, K, K, ws::kBM, "glu_gemm (x)");
+  const CUtensorMap tm_w = matrix_tile_map(weight.data_ptr(), true, N2, K, K, ws::kHalfN, "glu_gemm (weight)");
+  const int64_t n_tiles = (M + ws::kBM - 1) / ws::kBM * (I / ws::kHalfN);
   static const SwitchSlot cap("FOXEVAL_GLU_CTAS");  // tests: many tiles a CTA on small inputs
   const int grid = hopper::ws_gemm_grid(n_tiles, cap.value(), "FOXEVAL_GLU_CTAS");
   const auto stream = at::cuda::getCurrentCUDAStream().stream();

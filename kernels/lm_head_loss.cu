@@ -32,14 +32,8 @@ namespace foxeval {
 
 namespace {
 
-using cuda_types::bf16_hi;
-using cuda_types::bf16_lo;
-using cuda_types::merge_max_sum;
-using cuda_types::pack_bf16x2;
-using hopper::ws_gemm::kBM;
-using hopper::ws_gemm::kBK;
-using hopper::ws_gemm::kHalfN;
-using hopper::ws_gemm::kBN;
+using namespace cuda_types;  // bf16_lo/hi, pack_bf16x2, ...
+namespace ws = hopper::ws_gemm;  // the tile shape
 
 constexpr int kGroupRows = 32;  // row blocks a tile group spans
 
@@ -65,9 +59,9 @@ struct LossEpilogue {
 
   struct Tile {
     int rb, cb;  // row block, column tile
-    __device__ int x_row() const { return rb * kBM; }
-    __device__ int w_row_lo() const { return cb * kBN; }
-    __device__ int w_row_hi() const { return cb * kBN + kHalfN; }
+    __device__ int x_row() const { return rb * ws::kBM; }
+    __device__ int w_row_lo() const { return cb * ws::kBN; }
+    __device__ int w_row_hi() const { return cb * ws::kBN + ws::kHalfN; }
   };
 
   const int64_t* __restrict__ labels;
@@ -80,8 +74,8 @@ struct LossEpilogue {
 
   __device__ LossEpilogue(const int64_t* __restrict__ labels_, float2* __restrict__ part_, float* __restrict__ lab_logit_,
                           int M_, int V_, int K)
-      : labels(labels_), part(part_), lab_logit(lab_logit_), M(M_), V(V_), n_col((V_ + kBN - 1) / kBN),
-        n_row((M_ + kBM - 1) / kBM), n_k(K / kBK), n_tiles(n_row * n_col) {}
+      : labels(labels_), part(part_), lab_logit(lab_logit_), M(M_), V(V_), n_col((V_ + ws::kBN - 1) / ws::kBN),
+        n_row((M_ + ws::kBM - 1) / ws::kBM), n_k(K / ws::kBK), n_tiles(n_row * n_col) {}
 
   // Groups of kGroupRows row blocks (the last may be smaller); rows fastest within a group.
   __device__ Tile tile_at(int tile) const {
@@ -147,27 +141,27 @@ struct LossEpilogue {
       pk[32 + j] = pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]);
     }
     pending = true;
-    const int n0 = t.cb * kBN, lim = V - n0 - 2 * tq;  // this thread's column 8j + e is in the vocabulary where 8j + e < lim
-    if (lim < kBN) {  // the last column tile: columns past the vocabulary count as -inf
+    const int n0 = t.cb * ws::kBN, lim = V - n0 - 2 * tq;  // this thread's column 8j + e is in the vocabulary where 8j + e < lim
+    if (lim < ws::kBN) {  // the last column tile: columns past the vocabulary count as -inf
 #pragma unroll
       for (int i = 0; i < 64; ++i) {
         const int col = 8 * (i & 31);
         pk[i] = col >= lim ? 0xff80ff80u : col + 1 >= lim ? (pk[i] & 0xffffu) | 0xff800000u : pk[i];
       }
     }
-    p.row0 = t.rb * kBM + row_in_tile;
+    p.row0 = t.rb * ws::kBM + row_in_tile;
     p.cb = t.cb;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = p.row0 + 8 * h;
       const int64_t lab = row < M ? labels[row] : -1;
       const int rel = lab >= n0 && lab < V ? (int)(lab - n0) - 2 * tq : -1;  // the tile check below
-      p.lab[h] = rel >= 0 && rel < kBN && (rel & 7) < 2 ? rel : -1;
+      p.lab[h] = rel >= 0 && rel < ws::kBN && (rel & 7) < 2 ? rel : -1;
     }
   }
 };
 
-__global__ void __launch_bounds__(hopper::ws_gemm::kThreads, 1)
+__global__ void __launch_bounds__(ws::kThreads, 1)
     lm_head_loss_kernel(const __grid_constant__ CUtensorMap tm_x, const __grid_constant__ CUtensorMap tm_w,
                         const int64_t* __restrict__ labels, float2* __restrict__ part, float* __restrict__ lab_logit,
                         int M, int V, int K) {
@@ -201,12 +195,12 @@ bool lm_head_loss_supports(const at::Tensor& hidden, const at::Tensor& head, int
     return false;
   if (hidden.scalar_type() != at::kBFloat16 && hidden.scalar_type() != at::kFloat) return false;
   const int64_t K = hidden.size(-1);
-  if (K == 0 || K % kBK != 0 || head.size(1) != K || vocab < 1 || vocab > head.size(0) || head.size(0) >= (int64_t(1) << 31))
+  if (K == 0 || K % ws::kBK != 0 || head.size(1) != K || vocab < 1 || vocab > head.size(0) || head.size(0) >= (int64_t(1) << 31))
     return false;
   const int64_t M = hidden.numel() / K;
-  const int64_t tiles = (M + kBM - 1) / kBM * ((vocab + kBN - 1) / kBN);
+  const int64_t tiles = (M + ws::kBM - 1) / ws::kBM * ((vocab + ws::kBN - 1) / ws::kBN);
   // Rows, tiles and each CTA's k-steps (at most all tiles' k-steps) are counted in int.
-  if (M < kLmHeadLossMinRows || tiles * (K / kBK) >= (int64_t(1) << 31)) return false;
+  if (M < kLmHeadLossMinRows || tiles * (K / ws::kBK) >= (int64_t(1) << 31)) return false;
   if (!head_aligned16(head.data_ptr())) return false;
   if (at::cuda::getDeviceProperties(hidden.device().index())->major != 9) return false;  // wgmma, setmaxnreg
   static const SwitchSlot on("FOXEVAL_LM_HEAD_LOSS");
@@ -225,15 +219,15 @@ at::Tensor lm_head_token_logprobs(const at::Tensor& hidden, const at::Tensor& he
   at::Tensor x = hidden.reshape({M, K}).to(at::kBFloat16).contiguous();
   if (!head_aligned16(x.data_ptr())) x = x.clone();
   at::Tensor lab = labels.reshape({M}).contiguous();
-  const int64_t n_col = (vocab + kBN - 1) / kBN;
+  const int64_t n_col = (vocab + ws::kBN - 1) / ws::kBN;
   const auto f32 = hidden.options().dtype(at::kFloat);
   at::Tensor part = at::empty({M, n_col, 2}, f32);
   at::Tensor lab_logit = at::full({M}, std::nanf(""), f32);  // stays NaN for a label outside [0, vocab)
   at::Tensor out = at::empty({M}, f32);
 
-  const CUtensorMap tm_x = matrix_tile_map(x.data_ptr(), true, M, K, K, kBM, "lm_head_loss (hidden)");
-  const CUtensorMap tm_w = matrix_tile_map(head.data_ptr(), true, head.size(0), K, K, kHalfN, "lm_head_loss (head)");
-  const int64_t n_tiles = (M + kBM - 1) / kBM * n_col;
+  const CUtensorMap tm_x = matrix_tile_map(x.data_ptr(), true, M, K, K, ws::kBM, "lm_head_loss (hidden)");
+  const CUtensorMap tm_w = matrix_tile_map(head.data_ptr(), true, head.size(0), K, K, ws::kHalfN, "lm_head_loss (head)");
+  const int64_t n_tiles = (M + ws::kBM - 1) / ws::kBM * n_col;
   static const SwitchSlot cap("FOXEVAL_LM_HEAD_CTAS");  // tests: many tiles a CTA on small inputs
   const int grid = hopper::ws_gemm_grid(n_tiles, cap.value(), "FOXEVAL_LM_HEAD_CTAS");
   const auto stream = at::cuda::getCurrentCUDAStream().stream();
