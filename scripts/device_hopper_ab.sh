@@ -35,6 +35,7 @@ status=0
 echo "== 1. this tree: build and GPU tests"
 device_build_or_exit "$out" foxeval foxeval_tests  # a failed build leaves OUTDIR/build.log
 cp "$here/build-gpu/foxeval" "$work/foxeval-new"
+device_restore_fixtures  # tests that read ../shared/fixtures/trained, where .devdata/trained.tar.xz is carried
 timeout 240 "$here/build-gpu/foxeval_tests" -tc='*cuda*,the one-kernel prefill glue*,the forget gate scan*,switches*' \
   -tce='*timings*' >"$work/logs/tests-new.log" 2>&1 || status=1
 echo "tests rc=$? (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED" "$work/logs/tests-new.log" | head -12
