@@ -12,18 +12,19 @@
 #      fox_pro hgrn2 delta_net: the GEMMs and attention, the GLA and delta-rule scans);
 #   4. `bench prefill` of FoX (Pro) at 64k and 16k, old and new interleaved ROUNDS times (default
 #      2), printing s/doc and the swiglu (glu_gemm) and loss (lm_head_loss) stages.
-# Usage: scripts/device_hopper_ab.sh OUTDIR   (carry .deps and .devdata/hopper_base.tar.gz, made in
+# Usage: scripts/device_hopper_ab.sh OUTDIR [all|tests|ab]   (default all; tests: step 1 only, ab:
+#   steps 1 (build only) to 4; carry .deps and .devdata/hopper_base.tar.gz, made in
 #   the checkout with: git archive --format=tar.gz -o .devdata/hopper_base.tar.gz BASE -- \
 #   CMakeLists.txt cli data kernels models tasks tests ':(exclude)tests/fixtures'   where BASE is
 #   the commit before the change, e85f8fc). Writes OUTDIR/hopper-ab.tar.gz (logs and JSONs) and
 #   prints a summary; exit 1 when a build fails or a loss differs.
 set -uo pipefail
-out="$1"
+out="$1"; what="${2:-all}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 base_tar="$here/.devdata/hopper_base.tar.gz"
 work=/tmp/hopper-ab
 rm -rf "$work" && mkdir -p "$work/logs" "$out"
-[ -f "$base_tar" ] || { echo "no $base_tar (see Usage)"; exit 2; }
+[ "$what" = tests ] || [ -f "$base_tar" ] || { echo "no $base_tar (see Usage)"; exit 2; }
 # shellcheck source=scripts/device_lib.sh
 source "$here/scripts/device_lib.sh"
 finish() {
@@ -35,10 +36,14 @@ status=0
 echo "== 1. this tree: build and GPU tests"
 device_build_or_exit "$out" foxeval foxeval_tests  # a failed build leaves OUTDIR/build.log
 cp "$here/build-gpu/foxeval" "$work/foxeval-new"
-device_restore_fixtures  # tests that read ../shared/fixtures/trained, where .devdata/trained.tar.xz is carried
-timeout 240 "$here/build-gpu/foxeval_tests" -tc='*cuda*,the one-kernel prefill glue*,the forget gate scan*,switches*' \
-  -tce='*timings*' >"$work/logs/tests-new.log" 2>&1 || status=1
-echo "tests rc=$? (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED" "$work/logs/tests-new.log" | head -12
+if [ "$what" != ab ]; then
+  device_restore_fixtures  # tests that read ../shared/fixtures/trained, where .devdata/trained.tar.xz is carried
+  timeout 300 "$here/build-gpu/foxeval_tests" -tc='*cuda*,the one-kernel prefill glue*,the forget gate scan*,switches*' \
+    -tce='*timings*' >"$work/logs/tests-new.log" 2>&1
+  rc=$?; [ $rc -eq 0 ] || status=1
+  echo "tests rc=$rc (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED" "$work/logs/tests-new.log" | head -12
+fi
+[ "$what" = tests ] && { finish; exit $status; }
 
 echo "== 2. the base commit's sources, rebuilt in place"
 mkdir -p "$work/base" && tar -xzf "$base_tar" -C "$work/base"
