@@ -31,6 +31,7 @@
 #include "data/flag_values.h"
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/switches.h"
 #include "models/engine.h"
 #include "models/registry.h"
 #include "tasks/runner.h"
@@ -69,27 +70,14 @@ nlohmann::json read_recurrent_anchor(const std::string& path) {
   return doc;
 }
 
-// FOXEVAL_RECURRENT_IMPL for one row, restored when the row is done.
+// FOXEVAL_RECURRENT_IMPL for one row, restored when the row is done: the registry's override, since
+// the models read the switch there (data/switches.h), not from the environment.
 class ImplEnv {
  public:
-  explicit ImplEnv(const std::string& impl) {
-    const char* old = std::getenv(kVar);
-    if (old) old_ = old;
-    if (impl == "aten")
-      setenv(kVar, "aten", 1);
-    else
-      unsetenv(kVar);
-  }
-  ~ImplEnv() {
-    if (old_)
-      setenv(kVar, old_->c_str(), 1);
-    else
-      unsetenv(kVar);
-  }
+  explicit ImplEnv(const std::string& impl) : over_("FOXEVAL_RECURRENT_IMPL", impl == "aten" ? "aten" : nullptr) {}
 
  private:
-  static constexpr const char* kVar = "FOXEVAL_RECURRENT_IMPL";
-  std::optional<std::string> old_;
+  SwitchOverride over_;
 };
 
 // One (impl, length) row: times and the mean loss of the forward `foxeval loss` runs.

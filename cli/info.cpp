@@ -46,7 +46,7 @@ void print_ci_baselines() {
 }
 
 void print_switches(bool json) {
-  const std::map<std::string, std::string>& set = nondefault_switches();
+  const std::map<std::string, std::string> set = nondefault_switches();
   nlohmann::json all = nlohmann::json::array();
   for (const Switch& s : switches()) {
     const auto it = set.find(s.name);

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 namespace foxeval {
 
@@ -59,6 +60,70 @@ const Switch* find_switch(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+
+// Every declared switch's value, parallel to switches(): the environment when first asked, then only
+// what a SwitchOverride sets. Unset and "" are the same (the default).
+struct SwitchTable {
+  std::vector<std::string> value;
+  std::vector<bool> set;
+};
+
+SwitchTable& table() {
+  static SwitchTable t = [] {
+    SwitchTable t;
+    for (const Switch& s : switches()) {
+      const char* v = std::getenv(s.name);
+      t.set.push_back(v && *v);
+      t.value.emplace_back(v && *v ? v : "");
+    }
+    return t;
+  }();
+  return t;
+}
+
+size_t index_of(const char* name) {
+  const std::vector<Switch>& all = switches();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (std::strcmp(all[i].name, name) == 0) return i;
+  throw std::logic_error(std::string("undeclared switch ") + name + " (declare it in data/switches.cpp)");
+}
+
+const char* value_at(size_t i) {
+  const SwitchTable& t = table();
+  return t.set[i] ? t.value[i].c_str() : nullptr;
+}
+
+bool on_at(size_t i) {
+  const Switch& s = switches()[i];
+  if (s.kind != SwitchKind::OnOff) throw std::logic_error(std::string(s.name) + " is a value switch, not an on/off one");
+  const char* v = value_at(i);
+  return !(v && std::strcmp(v, "0") == 0);
+}
+
+}  // namespace
+
+const char* switch_value(const char* name) { return value_at(index_of(name)); }
+bool switch_on(const char* name) { return on_at(index_of(name)); }
+
+SwitchSlot::SwitchSlot(const char* name) : index_(index_of(name)) {}
+const char* SwitchSlot::value() const { return value_at(index_); }
+bool SwitchSlot::on() const { return on_at(index_); }
+
+SwitchOverride::SwitchOverride(const char* name, const char* value) : index_(index_of(name)) {
+  SwitchTable& t = table();
+  had_ = t.set[index_];
+  old_ = t.value[index_];
+  t.set[index_] = value && *value;
+  t.value[index_] = value && *value ? value : "";
+}
+
+SwitchOverride::~SwitchOverride() {
+  SwitchTable& t = table();
+  t.set[index_] = had_;
+  t.value[index_] = old_;
+}
+
 std::map<std::string, std::string> nondefault_switches(const char* (*lookup)(const char*)) {
   std::map<std::string, std::string> out;
   for (const Switch& s : switches()) {
@@ -70,12 +135,7 @@ std::map<std::string, std::string> nondefault_switches(const char* (*lookup)(con
   return out;
 }
 
-const std::map<std::string, std::string>& nondefault_switches() {
-  static const std::map<std::string, std::string> set = nondefault_switches([](const char* n) -> const char* {
-    return std::getenv(n);
-  });
-  return set;
-}
+std::map<std::string, std::string> nondefault_switches() { return nondefault_switches(switch_value); }
 
 std::map<std::string, std::string> numerics_switches() {
   std::map<std::string, std::string> out;

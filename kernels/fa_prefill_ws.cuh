@@ -55,8 +55,9 @@
 #pragma once
 #include "fa_common.cuh"
 #include "fa_prefill.cuh"
-#include "fa_tma.cuh"
-#include "fa_wgmma.cuh"
+#include "kernels/hopper/mbarrier.cuh"
+#include "kernels/hopper/tma.cuh"
+#include "kernels/hopper/wgmma.cuh"
 
 #include <cuda.h>
 

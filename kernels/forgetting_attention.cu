@@ -26,11 +26,11 @@
 // branch per CUDA block.
 #include "kernels/forgetting_attention.h"
 
-#include "kernels/env_switch.h"
+#include "data/switches.h"
 #include "kernels/fa_decode.cuh"
 #include "kernels/fa_prefill.cuh"
 #include "kernels/fa_prefill_ws.cuh"
-#include "kernels/tma_map.h"
+#include "kernels/hopper/tma_map.h"
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -112,10 +112,9 @@ __global__ void pack_gate_kernel(const float* __restrict__ c, int64_t c_sb, int6
 // Query heads per launch group: as many as keep their K/V (Tk * D * 4 bytes per kv head) within
 // about half of an H100's 50 MB L2; FOXEVAL_FA_GROUP overrides (tuning).
 int64_t l2_head_group(int64_t Tk, int64_t D, int64_t q_per_kv) {
-  static const int64_t forced = [] {
-    const char* e = std::getenv("FOXEVAL_FA_GROUP");
-    return e ? std::max<int64_t>(1, std::atoll(e)) : int64_t(0);
-  }();
+  static const SwitchSlot group("FOXEVAL_FA_GROUP");
+  const char* e = group.value();
+  const int64_t forced = e ? std::max<int64_t>(1, std::atoll(e)) : int64_t(0);
   if (forced > 0) return forced;
   const int64_t kv_bytes = std::max<int64_t>(1, Tk * D * 4);
   return std::max<int64_t>(1, (int64_t(24) << 20) / kv_bytes * q_per_kv);
@@ -123,19 +122,20 @@ int64_t l2_head_group(int64_t Tk, int64_t D, int64_t q_per_kv) {
 
 // The ws kernel's flags (fa_prefill_ws.cuh): the optimistic softmax, tied frames and the skipping
 // of dead key blocks are on; FOXEVAL_FA_OPT=0 / FOXEVAL_FA_TIE=0 / FOXEVAL_FA_SKIP=0 turn one off
-// (read at every launch, so tests can run every path in one process; A/B timing).
+// (A/B timing; tests run every path in one process through SwitchOverride).
 int ws_flags() {
-  return (env_switch_on("FOXEVAL_FA_OPT") ? fa::kWsOptimistic : 0) | (env_switch_on("FOXEVAL_FA_TIE") ? fa::kWsTie : 0) |
-         (env_switch_on("FOXEVAL_FA_SKIP") ? fa::kWsSkipDead : 0);
+  static const SwitchSlot opt("FOXEVAL_FA_OPT"), tie("FOXEVAL_FA_TIE"), skip("FOXEVAL_FA_SKIP");
+  return (opt.on() ? fa::kWsOptimistic : 0) | (tie.on() ? fa::kWsTie : 0) | (skip.on() ? fa::kWsSkipDead : 0);
 }
 
 // CTAs of the persistent ws kernel: one per SM. FOXEVAL_FA_PERSIST=0 gives every query tile its
 // own CTA (the launch before the tile queue; A/B timing); FOXEVAL_FA_CTAS=N caps the grid at N
-// (tests: many tiles a CTA on small inputs). Read at every launch.
+// (tests: many tiles a CTA on small inputs).
 int64_t ws_grid(int64_t n_tiles) {
-  if (!env_switch_on("FOXEVAL_FA_PERSIST")) return n_tiles;
+  static const SwitchSlot persist("FOXEVAL_FA_PERSIST"), cap("FOXEVAL_FA_CTAS");
+  if (!persist.on()) return n_tiles;
   int64_t ctas = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  if (const char* e = std::getenv("FOXEVAL_FA_CTAS")) {
+  if (const char* e = cap.value()) {
     char* end = nullptr;
     const long long n = std::strtoll(e, &end, 10);
     TORCH_CHECK(end != e && *end == '\0' && n >= 1, "FOXEVAL_FA_CTAS must be a whole number >= 1, got '", e, "'");
@@ -195,7 +195,8 @@ template <typename T, int D, bool GATE>
 void launch_prefill_ws(const fa::FaParams& p, cudaStream_t stream, const at::TensorOptions& fopts) {
   if constexpr (D == 64) {
     if constexpr (GATE && std::is_same_v<T, __nv_bfloat16>) {
-      if (env_switch_on("FOXEVAL_FA_GTC")) return launch_prefill_ws_cfg<T, D, 128, 4, 3, true, GATE, true>(p, stream, fopts);
+      static const SwitchSlot gtc("FOXEVAL_FA_GTC");
+      if (gtc.on()) return launch_prefill_ws_cfg<T, D, 128, 4, 3, true, GATE, true>(p, stream, fopts);
     }
     launch_prefill_ws_cfg<T, D, 128, 4, 3, true, GATE>(p, stream, fopts);
   } else {
@@ -207,12 +208,9 @@ void launch_prefill_ws(const fa::FaParams& p, cudaStream_t stream, const at::Ten
 // mma.sync kernel. FOXEVAL_FA_IMPL=mma|ws forces one (tests run both on an H100).
 enum class Prefill { mma, ws };
 Prefill prefill_impl() {
-  static const int forced = [] {
-    const char* e = std::getenv("FOXEVAL_FA_IMPL");
-    if (e && std::strcmp(e, "mma") == 0) return 0;
-    if (e && std::strcmp(e, "ws") == 0) return 1;
-    return -1;
-  }();
+  static const SwitchSlot impl("FOXEVAL_FA_IMPL");
+  const char* e = impl.value();
+  const int forced = e && std::strcmp(e, "mma") == 0 ? 0 : e && std::strcmp(e, "ws") == 0 ? 1 : -1;
   const auto* prop = at::cuda::getCurrentDeviceProperties();
   if (prop->major != 9) return Prefill::mma;
   if (forced >= 0) return static_cast<Prefill>(forced);
@@ -224,11 +222,9 @@ Prefill prefill_impl() {
 // 785 with 256; 64 was no better (829 vs 835 with the 2-chunk GEMV). FOXEVAL_DECODE_SPLIT_KEYS=
 // 64|256 for A/B timing.
 int min_split_keys() {
-  static const int k = [] {
-    const char* v = std::getenv("FOXEVAL_DECODE_SPLIT_KEYS");
-    return v && std::strcmp(v, "256") == 0 ? 256 : v && std::strcmp(v, "64") == 0 ? 64 : 128;
-  }();
-  return k;
+  static const SwitchSlot keys("FOXEVAL_DECODE_SPLIT_KEYS");
+  const char* v = keys.value();
+  return v && std::strcmp(v, "256") == 0 ? 256 : v && std::strcmp(v, "64") == 0 ? 64 : 128;
 }
 
 template <typename T, int D, bool GATE>

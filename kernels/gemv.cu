@@ -21,7 +21,7 @@
 #include <type_traits>
 
 #include "kernels/cuda_types.cuh"
-#include "kernels/env_switch.h"
+#include "data/switches.h"
 #include "kernels/pdl.cuh"
 
 namespace foxeval {
@@ -36,11 +36,9 @@ constexpr int kRows = 2;
 // Fewer registers, more warps resident: the rows of a warp and the warps of an SM keep the loads
 // in flight. FOXEVAL_GEMV_UNROLL=4 runs the earlier choice (A/B).
 bool gemv_unroll_4() {
-  static const bool four = [] {
-    const char* v = std::getenv("FOXEVAL_GEMV_UNROLL");
-    return v && std::string(v) == "4";
-  }();
-  return four;
+  static const SwitchSlot unroll("FOXEVAL_GEMV_UNROLL");
+  const char* v = unroll.value();
+  return v && std::string(v) == "4";
 }
 
 __device__ __forceinline__ uint4 load_stream(const bf16* p) {
@@ -147,8 +145,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const bf16* __restric
 }
 
 bool gemv_enabled() {
-  static const bool on = env_switch_on("FOXEVAL_GEMV");
-  return on;
+  static const SwitchSlot on("FOXEVAL_GEMV");
+  return on.on();
 }
 
 

@@ -9,7 +9,7 @@
 #include <initializer_list>
 
 #include "kernels/cuda_types.cuh"
-#include "kernels/env_switch.h"
+#include "data/switches.h"
 #include "kernels/pdl.cuh"
 
 namespace foxeval {
@@ -70,8 +70,8 @@ __global__ void __launch_bounds__(kPickThreads) greedy_pick_kernel(const T* __re
 }  // namespace
 
 bool greedy_pick_cuda(const at::Tensor& logits, at::Tensor& ids, at::Tensor& tokens, const at::Tensor& column) {
-  static const bool on = env_switch_on("FOXEVAL_GREEDY_PICK");
-  if (!on || !logits.is_cuda() || logits.dim() != 2 || logits.stride(1) != 1 || !cuda_types::float_type(logits.scalar_type()))
+  static const SwitchSlot on("FOXEVAL_GREEDY_PICK");
+  if (!on.on() || !logits.is_cuda() || logits.dim() != 2 || logits.stride(1) != 1 || !cuda_types::float_type(logits.scalar_type()))
     return false;
   const int64_t S = logits.size(0), V = logits.size(1);
   if (S < 1 || S > 65535 || V < 1 || V >= INT_MAX) return false;

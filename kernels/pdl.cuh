@@ -24,8 +24,8 @@
 namespace foxeval {
 
 inline bool pdl_enabled() {
-  static const bool on = env_switch_on("FOXEVAL_PDL");
-  return on;
+  static const SwitchSlot on("FOXEVAL_PDL");
+  return on.on();
 }
 
 // kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the kernel before

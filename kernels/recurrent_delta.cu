@@ -41,8 +41,8 @@
 #include <cstdint>
 
 #include "data/errors.h"
-#include "kernels/fa_common.cuh"
-#include "kernels/mma_fragments.cuh"
+#include "kernels/hopper/mma_fragments.cuh"
+#include "kernels/hopper/mma_sync.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FOXEVAL_DELTA_SM80 1
@@ -85,7 +85,7 @@ using mma_frag::b_from_nk;
 using mma_frag::pack_bf16;
 using mma_frag::unpack_bf16;
 
-// kernels/mma_fragments.cuh's wrappers over register arrays given by pointer.
+// kernels/hopper/mma_fragments.cuh's wrappers over register arrays given by pointer.
 // c (16x8 fp32) += a (16x16 bf16, row) * b (16x8 bf16, col).
 __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, const uint32_t* b) {
   mma_frag::mma_bf16(*reinterpret_cast<float(*)[4]>(c), *reinterpret_cast<const uint32_t(*)[4]>(a), b[0], b[1]);
@@ -106,14 +106,14 @@ __device__ __forceinline__ void cp_async16(bf16* dst, const bf16* src) {
 
 __device__ __forceinline__ void cp_async_commit() {
 #ifdef FOXEVAL_DELTA_SM80
-  fa::cp_async_commit();
+  hopper::cp_async_commit();
 #endif
 }
 
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
 #ifdef FOXEVAL_DELTA_SM80
-  fa::cp_async_wait<N>();
+  hopper::cp_async_wait<N>();
 #endif
 }
 

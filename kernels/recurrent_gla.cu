@@ -27,8 +27,9 @@
 #include <vector>
 
 #include "data/errors.h"
-#include "kernels/fa_common.cuh"
-#include "kernels/mma_fragments.cuh"
+#include "data/switches.h"
+#include "kernels/hopper/mma_fragments.cuh"
+#include "kernels/hopper/mma_sync.cuh"
 
 namespace foxeval {
 namespace kernels {
@@ -63,16 +64,16 @@ struct GlaParams {
 };
 
 // ---------------------------------------------------------------- tensor-core helpers
-// The PTX wrappers are the attention kernels' (fa_common.cuh); below sm_80 the kernels trap
+// The PTX wrappers are the shared ones (kernels/hopper/mma_sync.cuh); below sm_80 the kernels trap
 // (gla_cuda_supports() is false there).
-using fa::smem_u32;
+using hopper::smem_u32;
 using mma_frag::ldsm_x4;
 using mma_frag::ldsm_x4_trans;
 using mma_frag::mma_bf16;
 using mma_frag::pack_bf16;
 using mma_frag::unpack_bf16;
 
-// Fragments of 16x16 tiles in shared memory (addresses: kernels/mma_fragments.cuh).
+// Fragments of 16x16 tiles in shared memory (addresses: kernels/hopper/mma_fragments.cuh).
 // A (rows m0.., cols k0..) of a row-major [m][k] tile with row stride ld.
 __device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* s, int ld, int m0, int k0, int lane) {
   ldsm_x4(a, mma_frag::a_rowmajor(s, ld, m0, k0, lane));
@@ -739,11 +740,9 @@ int state_groups_override = 0;  // testing::set_gla_state_groups
 
 // FOXEVAL_GLA_GROUPS=n fixes the number of groups (1: the one sequential pass): A/B timing.
 int env_state_groups() {
-  static const int n = [] {
-    const char* v = std::getenv("FOXEVAL_GLA_GROUPS");
-    return v && *v ? std::max(0, std::atoi(v)) : 0;
-  }();
-  return n;
+  static const SwitchSlot groups("FOXEVAL_GLA_GROUPS");
+  const char* v = groups.value();
+  return v ? std::max(0, std::atoi(v)) : 0;
 }
 
 void plan_groups(GlaParams& p, int64_t base_ctas, const at::Tensor& like) {

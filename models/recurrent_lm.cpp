@@ -8,6 +8,7 @@
 #include <string>
 
 #include "data/errors.h"
+#include "data/switches.h"
 #include "kernels/fused_glue.h"
 #include "kernels/glu_gemm.h"
 
@@ -85,8 +86,8 @@ RecurrentState* as_recurrent_state(DecodeState* state, const std::string& family
 }
 
 int64_t segment_length(int64_t family_default) {
-  const char* v = std::getenv("FOXEVAL_RECURRENT_SEGMENT");
-  if (!v || !*v) return family_default;
+  const char* v = switch_value("FOXEVAL_RECURRENT_SEGMENT");
+  if (!v) return family_default;
   char* end = nullptr;
   const long long n = std::strtoll(v, &end, 10);
   if (*end != '\0' || n < 64) throw Error(fmt::format("FOXEVAL_RECURRENT_SEGMENT={}: expected a token count >= 64", v));

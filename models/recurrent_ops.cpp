@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/errors.h"
+#include "data/switches.h"
 #include "kernels/causal_conv.h"
 #include "kernels/recurrent_delta.h"
 #include "kernels/recurrent_gla.h"
@@ -105,7 +106,8 @@ at::Tensor zero_padding(const at::Tensor& x, const at::Tensor& real_mask) {
 
 ScanImpl scan_impl(const at::Tensor& x, at::ScalarType compute) {
   if (!x.is_cuda() || (compute != at::kBFloat16 && compute != at::kHalf)) return ScanImpl::kExact;
-  const char* env = std::getenv("FOXEVAL_RECURRENT_IMPL");
+  static const SwitchSlot impl("FOXEVAL_RECURRENT_IMPL");  // read at every op: found once
+  const char* env = impl.value();
   if (env && std::string(env) == "aten") return ScanImpl::kExact;
   if (env && *env && std::string(env) != "kernel")
     throw Error(fmt::format("FOXEVAL_RECURRENT_IMPL={}: expected \"aten\" or \"kernel\"", env));

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 
+#include "data/switches.h"
+
 namespace foxeval {
 namespace {
 
@@ -38,7 +40,7 @@ void sync() {
 }
 
 bool env_on() {
-  const char* v = std::getenv("FOXEVAL_TIMING");
+  const char* v = switch_value("FOXEVAL_TIMING");
   return v && std::string(v) == "1";
 }
 

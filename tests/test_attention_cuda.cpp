@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "data/switches.h"
 #include "kernels/forgetting_attention.h"
 #include "tests/test_support.h"
 
@@ -193,7 +194,7 @@ TEST_CASE("forgetting attention cuda: every softmax path of the Hopper kernel") 
                             {"tied frames", "1", "1", "1"},
                             {"ALU gate, tied frames", "1", "1", "0"}};
   for (const auto& m : modes) {
-    foxeval::test::ScopedEnv opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]), gtc("FOXEVAL_FA_GTC", m[3]);
+    foxeval::SwitchOverride opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]), gtc("FOXEVAL_FA_GTC", m[3]);
     // Both head dims and dtypes of case c, named after the mode and `what`.
     auto each_dim_dtype = [&](Case c, const std::string& what) {
       for (int64_t D : {64, 128}) {
@@ -302,17 +303,17 @@ TEST_CASE("forgetting attention cuda: the persistent Hopper kernel gives the sam
     auto a = make_args(c, 77);
     at::Tensor per_tile;
     {
-      foxeval::test::ScopedEnv persist("FOXEVAL_FA_PERSIST", "0");
+      foxeval::SwitchOverride persist("FOXEVAL_FA_PERSIST", "0");
       per_tile = foxeval::forgetting_attention_cuda(a);
     }
     const double err = rel_err(per_tile, reference_fp64(a));
     MESSAGE(c.name << ": rel err " << err);
     CHECK(err < 1e-2);
     for (const char* ctas : {"", "1", "3", "7"}) {  // "": one CTA per SM (or per tile, if fewer)
-      std::unique_ptr<foxeval::test::ScopedEnv> grid;
-      if (ctas[0]) grid = std::make_unique<foxeval::test::ScopedEnv>("FOXEVAL_FA_CTAS", ctas);
+      std::unique_ptr<foxeval::SwitchOverride> grid;
+      if (ctas[0]) grid = std::make_unique<foxeval::SwitchOverride>("FOXEVAL_FA_CTAS", ctas);
       for (const char* skip : {"1", "0"}) {
-        foxeval::test::ScopedEnv dead("FOXEVAL_FA_SKIP", skip);
+        foxeval::SwitchOverride dead("FOXEVAL_FA_SKIP", skip);
         poison_allocator();
         auto out = foxeval::forgetting_attention_cuda(a);
         INFO(c.name << ", CTAs " << (ctas[0] ? ctas : "one per SM") << ", skip dead blocks " << skip);

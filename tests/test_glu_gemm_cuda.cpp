@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 
+#include "data/switches.h"
 #include "kernels/fused_glue.h"
 #include "kernels/glu_gemm.h"
 #include "tests/test_support.h"
@@ -57,7 +58,7 @@ TEST_CASE("glu_gemm cuda: equal to linear + fused_swiglu where the sums are exac
 TEST_CASE("glu_gemm cuda: two CTAs walking many tiles each (the ring wraps round, each tile's gated unit runs in the next)") {
   SKIP_WITHOUT_HOPPER();
   at::manual_seed(3);
-  test::ScopedEnv cap("FOXEVAL_GLU_CTAS", "2");
+  SwitchOverride cap("FOXEVAL_GLU_CTAS", "2");
   // K 256: fewer k-steps than the epilogue's chunks (the previous tile's unit before the products);
   // K 512: one chunk a k-step.
   for (const auto& [M, K, I] : std::vector<std::array<int64_t, 3>>{{1000, 256, 384}, {600, 512, 256}}) {
@@ -122,7 +123,7 @@ TEST_CASE("glu_gemm cuda: declines what it does not take") {
   CHECK_FALSE(glu_gemm_supports(off, w));
   CHECK_FALSE(glu_gemm(off, w, true).defined());
   {
-    test::ScopedEnv off("FOXEVAL_GLU_GEMM", "0");
+    SwitchOverride off("FOXEVAL_GLU_GEMM", "0");
     CHECK_FALSE(glu_gemm(at::zeros({512, 128}, bf), w, true).defined());
   }
 }

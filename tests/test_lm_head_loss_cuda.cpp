@@ -16,6 +16,7 @@
 #include <cmath>
 #include <vector>
 
+#include "data/switches.h"
 #include "kernels/fused_loss.h"
 #include "kernels/lm_head_loss.h"
 #include "tests/test_support.h"
@@ -79,7 +80,7 @@ TEST_CASE("lm_head_loss cuda: the same bits on two CTAs walking many tiles (the 
     at::Tensor all = lm_head_token_logprobs(x, w, V, lab);
     REQUIRE(all.defined());
     CHECK(at::equal(all, lm_head_token_logprobs(x, w, V, lab)));  // deterministic
-    test::ScopedEnv cap("FOXEVAL_LM_HEAD_CTAS", "2");
+    SwitchOverride cap("FOXEVAL_LM_HEAD_CTAS", "2");
     at::Tensor two_ctas = lm_head_token_logprobs(x, w, V, lab);
     REQUIRE(two_ctas.defined());
     CHECK(at::equal(all, two_ctas));
@@ -130,7 +131,7 @@ TEST_CASE("lm_head_loss cuda: a label outside the vocabulary gives NaN; it decli
   CHECK_FALSE(lm_head_token_logprobs(x, w, Vp + 1, lab).defined());  // vocabulary past the head
   CHECK_FALSE(lm_head_token_logprobs(x.cpu(), w.cpu(), V, lab.cpu()).defined());
   {
-    test::ScopedEnv off("FOXEVAL_LM_HEAD_LOSS", "0");
+    SwitchOverride off("FOXEVAL_LM_HEAD_LOSS", "0");
     CHECK_FALSE(lm_head_loss_supports(x, w, V));
   }
 }

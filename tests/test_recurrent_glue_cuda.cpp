@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "data/switches.h"
 #include "kernels/causal_conv.h"
 #include "kernels/mamba2_glue.h"
 #include "models/checkpoint.h"
@@ -33,26 +34,14 @@ using namespace foxeval;
 
 namespace {
 
-// FOXEVAL_RECURRENT_IMPL for one scope ("" unsets it), the old value restored after.
+// FOXEVAL_RECURRENT_IMPL for one scope ("" unsets it), the old value restored after (the models
+// read it from the switch registry, data/switches.h).
 class ImplEnv {
  public:
-  explicit ImplEnv(const std::string& value) {
-    const char* old = std::getenv("FOXEVAL_RECURRENT_IMPL");
-    if (old) old_ = old;
-    if (value.empty())
-      unsetenv("FOXEVAL_RECURRENT_IMPL");
-    else
-      setenv("FOXEVAL_RECURRENT_IMPL", value.c_str(), 1);
-  }
-  ~ImplEnv() {
-    if (old_)
-      setenv("FOXEVAL_RECURRENT_IMPL", old_->c_str(), 1);
-    else
-      unsetenv("FOXEVAL_RECURRENT_IMPL");
-  }
+  explicit ImplEnv(const std::string& value) : over_("FOXEVAL_RECURRENT_IMPL", value.c_str()) {}
 
  private:
-  std::optional<std::string> old_;
+  SwitchOverride over_;
 };
 
 at::Tensor cuda(const at::Tensor& t) { return t.to(at::kCUDA); }

@@ -18,6 +18,7 @@
 
 #include "data/errors.h"
 #include "data/safetensors.h"
+#include "data/switches.h"
 #include "kernels/selective_scan.h"
 #include "models/generate.h"
 #include "models/registry.h"
@@ -118,7 +119,7 @@ TEST_CASE("samba: greedy decoding with the cache equals the official greedy_fp32
 }
 
 TEST_CASE("samba: prefill in segments, then steps and chunks past the window, equals one prefill") {
-  test::ScopedEnv segment("FOXEVAL_RECURRENT_SEGMENT", "64");  // 150 tokens = three segments
+  SwitchOverride segment("FOXEVAL_RECURRENT_SEGMENT", "64");  // 150 tokens = three segments
   auto model = load_samba();
   const int64_t V = model->info().vocab_size, T = 150;  // the window is 32
   at::manual_seed(3);

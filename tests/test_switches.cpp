@@ -1,13 +1,17 @@
 // The switch registry (data/switches.h): every FOXEVAL_* name the source tree reads is declared
-// there, every declared one is read somewhere; what counts as off the default.
+// there, every declared one is read somewhere; what counts as off the default; the values are read
+// once (a later change to the environment is not seen; only SwitchOverride changes one), and the
+// kernels and models read them nowhere else.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "data/switches.h"
@@ -67,6 +71,73 @@ TEST_CASE("switches: off the default is an on/off switch at 0, or a value switch
   CHECK(off == std::map<std::string, std::string>{{"FOXEVAL_FA_IMPL", "mma"}, {"FOXEVAL_PDL", "0"}});
   g_env.clear();
   CHECK(nondefault_switches(fake_env).empty());
+}
+
+TEST_CASE("switches: read once; a later change to the environment is not seen, an override is") {
+  const char* name = "FOXEVAL_GLA_GROUPS";
+  const char* before = switch_value(name);  // the first read of any switch reads them all
+  const std::string had = before ? before : "";
+  const char* env = std::getenv(name);
+  const std::string env_had = env ? env : "";
+  ::setenv(name, "3", 1);
+  CHECK(std::string(switch_value(name) ? switch_value(name) : "") == had);
+  static const SwitchSlot slot(name);
+  CHECK(std::string(slot.value() ? slot.value() : "") == had);
+  CHECK(nondefault_switches().count(name) == (had.empty() ? 0u : 1u));
+  {
+    SwitchOverride over(name, "2");
+    REQUIRE(switch_value(name) != nullptr);
+    CHECK(std::string(switch_value(name)) == "2");
+    CHECK(std::string(slot.value()) == "2");  // a slot found before the override sees it
+    CHECK(nondefault_switches().at(name) == "2");
+    CHECK(numerics_switches().at(name) == "2");  // GLA_GROUPS changes the numbers
+    CHECK(nondefault_switches_text().find("FOXEVAL_GLA_GROUPS=2") != std::string::npos);
+    {
+      SwitchOverride unset(name, nullptr);
+      CHECK(switch_value(name) == nullptr);
+      CHECK(nondefault_switches().count(name) == 0);
+    }
+    CHECK(std::string(switch_value(name)) == "2");  // the outer override back
+  }
+  CHECK(std::string(switch_value(name) ? switch_value(name) : "") == had);
+  env_had.empty() ? (void)::unsetenv(name) : (void)::setenv(name, env_had.c_str(), 1);
+}
+
+TEST_CASE("switches: an on/off switch is off only at 0; misuse is a logic error") {
+  const char* name = "FOXEVAL_GEMV";
+  const bool was = switch_on(name);
+  {
+    SwitchOverride off(name, "0");
+    CHECK_FALSE(switch_on(name));
+    CHECK_FALSE(SwitchSlot(name).on());
+    CHECK(nondefault_switches().at(name) == "0");
+  }
+  {
+    SwitchOverride on(name, "1");
+    CHECK(switch_on(name));
+    CHECK(nondefault_switches().count(name) == 0);
+  }
+  CHECK(switch_on(name) == was);
+  CHECK_THROWS_AS(switch_value("FOXEVAL_NOT_A_SWITCH"), std::logic_error);
+  CHECK_THROWS_AS(SwitchSlot("FOXEVAL_NOT_A_SWITCH"), std::logic_error);
+  CHECK_THROWS_AS(SwitchOverride("FOXEVAL_NOT_A_SWITCH", "1"), std::logic_error);
+  CHECK_THROWS_AS(switch_on("FOXEVAL_FA_IMPL"), std::logic_error);  // a value switch
+}
+
+TEST_CASE("switches: the kernels and models read no environment variable but through the registry") {
+  namespace fs = std::filesystem;
+  const std::regex direct(R"(\b(getenv|secure_getenv|env_switch_on)\s*\()");
+  int files = 0;
+  for (const char* dir : {"kernels", "models"})
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(FOXEVAL_SOURCE_DIR) / dir)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".h" && ext != ".cu" && ext != ".cuh")) continue;
+      ++files;
+      std::ifstream in(e.path());
+      const std::string text((std::istreambuf_iterator<char>(in)), {});
+      CHECK_MESSAGE(!std::regex_search(text, direct), e.path().string(), ": reads the environment; use data/switches.h");
+    }
+  CHECK(files > 50);
 }
 
 }  // namespace foxeval

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "data/safetensors.h"
+#include "data/switches.h"
 #include "kernels/forgetting_attention.h"
 #include "models/engine.h"
 #include "models/generate.h"
@@ -160,7 +161,7 @@ TEST_CASE("window attention cuda: every softmax path of the Hopper kernel with a
   if (std::string(forgetting_attention_prefill_impl()) != "ws") return;
   const char* modes[][3] = {{"exact", "0", "0"}, {"per-row frames", "1", "0"}, {"tied frames", "1", "1"}};
   for (const auto& m : modes) {
-    test::ScopedEnv opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]);
+    SwitchOverride opt("FOXEVAL_FA_OPT", m[1]), tie("FOXEVAL_FA_TIE", m[2]);
     MESSAGE(m[0]);
     for (int64_t W : {1, 130, 700}) {
       for (bool gate : {false, true}) {

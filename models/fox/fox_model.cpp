@@ -572,9 +572,6 @@ class ForgettingTransformer : public CausalLM {
     return true;
   }
 
-  // NeoX-style rotary embedding at per-row positions [B, T]; x is [B, T, H, D].
-  at::Tensor rotary(const at::Tensor& x, const at::Tensor& positions) { return foxeval::rotary(x, positions, inv_freq_); }
-
   // Adaptive computation pruning (config log_pruning_tolerance, as the official layer): a key
   // block may be skipped when its decay bias c_i - c_j is below
   //   -(2 * bound + log(Tk)) + log_pruning_tolerance,  bound >= |scale * q.k| for every pair,
@@ -703,8 +700,8 @@ class ForgettingTransformer : public CausalLM {
     v = v.view({B, T, Hkv, D});
     if (cfg_.use_rope && !prepared) {
       StageTimer timer("rotary");
-      q = rotary(q, positions);
-      k = rotary(k, positions);
+      q = rotary(q, positions, inv_freq_);
+      k = rotary(k, positions, inv_freq_);
     }
     // c_t = cumulative log forget gate, continued from the cache: fp32 throughout.
     // Scan along the last dim: a cumsum over dim 1 of [B, T, H] runs H-wide on the GPU (6 ms at 16k).

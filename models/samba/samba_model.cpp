@@ -31,6 +31,7 @@
 #include "models/rotary.h"
 #include "models/recurrent_lm.h"
 #include "models/recurrent_ops.h"
+#include "models/rotary.h"
 #include "models/samba/samba_config.h"
 #include "models/samba/samba_state.h"
 #include "models/samba/window_attention.h"

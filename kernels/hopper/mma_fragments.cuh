@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "kernels/fa_common.cuh"
+#include "kernels/hopper/mma_sync.cuh"
 
 namespace foxeval::mma_frag {
 
@@ -16,7 +16,7 @@ using bf16 = __nv_bfloat16;
 // d (16x8 fp32) += a (16x16 bf16, row-major fragment) * b (16x8 bf16, column fragment b0, b1).
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  fa::mma16816<bf16>(d, a, b0, b1);
+  hopper::mma16816<bf16>(d, a, b0, b1);
 #else
   __trap();
 #endif
@@ -25,14 +25,14 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
 // Four 8x8 bf16 matrices from shared memory (.trans: each transposed).
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  fa::ldmatrix_x4(fa::smem_u32(p), r[0], r[1], r[2], r[3]);
+  hopper::ldmatrix_x4(hopper::smem_u32(p), r[0], r[1], r[2], r[3]);
 #else
   __trap();
 #endif
 }
 __device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  fa::ldmatrix_x4_trans(fa::smem_u32(p), r[0], r[1], r[2], r[3]);
+  hopper::ldmatrix_x4_trans(hopper::smem_u32(p), r[0], r[1], r[2], r[3]);
 #else
   __trap();
 #endif
@@ -57,7 +57,7 @@ __device__ __forceinline__ const bf16* b_from_kn(const bf16* x, int ld, int n0, 
 }
 
 // Two floats as a bf16x2 register (lo in the low half: the smaller column of a fragment), and back.
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) { return fa::TypeTraits<bf16>::pack(lo, hi); }
-__device__ __forceinline__ float2 unpack_bf16(uint32_t u) { return fa::TypeTraits<bf16>::unpack(u); }
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) { return hopper::TypeTraits<bf16>::pack(lo, hi); }
+__device__ __forceinline__ float2 unpack_bf16(uint32_t u) { return hopper::TypeTraits<bf16>::unpack(u); }
 
 }  // namespace foxeval::mma_frag

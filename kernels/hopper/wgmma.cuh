@@ -1,8 +1,11 @@
-// wgmma (sm_90a) wrappers used by fa_prefill_ws.cuh and glu_gemm.cu. Generated operand lists.
+// wgmma (sm_90a) as PTX wrappers: the asynchronous warpgroup products, their fences and groups, the
+// shared-memory matrix descriptors they read, and setmaxnreg for warp specialization. Used by the
+// prefill attention (kernels/fa_prefill_ws.cuh) and the GEMM main loop (ws_gemm.cuh). The operand
+// lists are generated.
 #pragma once
 #include <cstdint>
 
-namespace foxeval::fa {
+namespace foxeval::hopper {
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -88,7 +91,7 @@ __device__ __forceinline__ void wgmma_rs_m64n128_f16(float (&d)[64], const uint3
 }
 
 // wgmma m64n256k16, bf16 in, fp32 accumulators, both operands K-major in 128B-swizzled shared
-// memory (descriptors as gmma_desc in fa_wgmma.cuh); scale_d = 0 starts from zero.
+// memory (descriptors as gmma_desc above); scale_d = 0 starts from zero.
 __device__ __forceinline__ void wgmma_ss_m64n256_bf16(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
@@ -97,4 +100,4 @@ __device__ __forceinline__ void wgmma_ss_m64n256_bf16(float (&d)[128], uint64_t 
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
-}  // namespace foxeval::fa
+}  // namespace foxeval::hopper

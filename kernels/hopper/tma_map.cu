@@ -1,4 +1,4 @@
-#include "kernels/tma_map.h"
+#include "kernels/hopper/tma_map.h"
 
 #include <c10/cuda/CUDAException.h>
 #include <c10/util/Exception.h>

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# On the GPU machine, one call: the kernels/hopper/ change (one warp-specialized GEMM main loop for
+# glu_gemm and lm_head_loss, the shared Hopper primitives moved, switches read once through the
+# registry) against the base commit it was made from:
+#   1. builds this tree (foxeval, foxeval_tests) and runs the GPU tests of the touched kernels
+#      (every "*cuda*" case, the one-kernel prefill glue, the switch registry) on it;
+#   2. swaps the base commit's sources in (from .devdata/hopper_base.tar.gz), rebuilds foxeval in
+#      the same build folder (only what differs recompiles), keeps that binary, and puts this
+#      tree's sources back (touched, so the next build recompiles them);
+#   3. `foxeval loss` of both binaries on the same random 760M checkpoints (bf16, 4 x 16384 random
+#      tokens): every per-position and averaged loss must be the same bits (FAMILIES, default
+#      fox_pro hgrn2 delta_net: the GEMMs and attention, the GLA and delta-rule scans);
+#   4. `bench prefill` of FoX (Pro) at 64k and 16k, old and new interleaved ROUNDS times (default
+#      2), printing s/doc and the swiglu (glu_gemm) and loss (lm_head_loss) stages.
+# Usage: scripts/device_hopper_ab.sh OUTDIR [all|tests|ab]   (default all; tests: step 1 only, ab:
+#   steps 1 (build only) to 4; carry .deps and .devdata/hopper_base.tar.gz, made in
+#   the checkout with: git archive --format=tar.gz -o .devdata/hopper_base.tar.gz BASE -- \
+#   CMakeLists.txt cli data kernels models tasks tests ':(exclude)tests/fixtures'   where BASE is
+#   the commit before the change, e85f8fc). Writes OUTDIR/hopper-ab.tar.gz (logs and JSONs) and
+#   prints a summary; exit 1 when a build fails or a loss differs.
+set -uo pipefail
+out="$1"; what="${2:-all}"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+base_tar="$here/.devdata/hopper_base.tar.gz"
+work=/tmp/hopper-ab
+rm -rf "$work" && mkdir -p "$work/logs" "$out"
+[ "$what" = tests ] || [ -f "$base_tar" ] || { echo "no $base_tar (see Usage)"; exit 2; }
+# shellcheck source=scripts/device_lib.sh
+source "$here/scripts/device_lib.sh"
+finish() {
+  tar -czf "$out/hopper-ab.tar.gz" -C "$work" logs
+  echo "done at ${SECONDS}s"
+}
+status=0
+
+echo "== 1. this tree: build and GPU tests"
+device_build_or_exit "$out" foxeval foxeval_tests  # a failed build leaves OUTDIR/build.log
+cp "$here/build-gpu/foxeval" "$work/foxeval-new"
+if [ "$what" != ab ]; then
+  device_restore_fixtures  # tests that read ../shared/fixtures/trained, where .devdata/trained.tar.xz is carried
+  timeout 300 "$here/build-gpu/foxeval_tests" -tc='*cuda*,the one-kernel prefill glue*,the forget gate scan*,switches*' \
+    -tce='*timings*' >"$work/logs/tests-new.log" 2>&1
+  rc=$?; [ $rc -eq 0 ] || status=1
+  echo "tests rc=$rc (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED" "$work/logs/tests-new.log" | head -12
+fi
+[ "$what" = tests ] && { finish; exit $status; }
+
+echo "== 2. the base commit's sources, rebuilt in place"
+mkdir -p "$work/base" && tar -xzf "$base_tar" -C "$work/base"
+# swap BASE REPO STASH: every file of BASE that differs in REPO goes in (REPO's copy to STASH), and
+# every REPO file under BASE's folders that BASE lacks goes to STASH; restore puts STASH back.
+swap() {
+  python3 - "$@" <<'PY'
+import filecmp, json, os, shutil, sys
+mode, base, repo, stash = sys.argv[1:5]
+manifest = os.path.join(stash, "manifest.json")
+if mode == "restore":
+    m = json.load(open(manifest))
+    for rel in m["added"]:  # files the base brought in
+        os.remove(os.path.join(repo, rel))
+    for rel in m["saved"]:
+        dst = os.path.join(repo, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(os.path.join(stash, "files", rel), dst)
+        os.utime(dst)  # newer than the base's objects: the next build recompiles it
+    print(f"restored {len(m['saved'])} files, removed {len(m['added'])}")
+    sys.exit()
+saved, added = [], []
+def keep(rel):
+    src = os.path.join(repo, rel)
+    os.makedirs(os.path.dirname(os.path.join(stash, "files", rel)), exist_ok=True)
+    shutil.copy2(src, os.path.join(stash, "files", rel))
+    saved.append(rel)
+base_files = set()
+for root, _, files in os.walk(base):
+    for f in files:
+        rel = os.path.relpath(os.path.join(root, f), base)
+        base_files.add(rel)
+        dst = os.path.join(repo, rel)
+        if os.path.exists(dst) and filecmp.cmp(dst, os.path.join(root, f), shallow=False):
+            continue
+        if os.path.exists(dst):
+            keep(rel)
+        else:
+            added.append(rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copyfile(os.path.join(root, f), dst)  # fresh mtime: rebuilt
+tops = sorted({rel.split("/")[0] for rel in base_files if "/" in rel})
+for top in tops:
+    for root, dirs, files in os.walk(os.path.join(repo, top)):
+        if os.path.relpath(root, repo).startswith("tests/fixtures"):
+            dirs[:] = []
+            continue
+        for f in files:
+            rel = os.path.relpath(os.path.join(root, f), repo)
+            if rel not in base_files:
+                keep(rel)
+                os.remove(os.path.join(repo, rel))
+json.dump({"saved": saved, "added": added}, open(manifest, "w"))
+print(f"base sources in: {len(saved)} files differ or are new here, {len(added)} only in the base")
+PY
+}
+mkdir -p "$work/stash"
+if swap in "$work/base" "$here" "$work/stash"; then
+  (cd "$here" && timeout 420 cmake --build build-gpu --target foxeval) >"$work/logs/build-base.log" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] && cp "$here/build-gpu/foxeval" "$work/foxeval-base"
+  echo "base build rc=$rc (at ${SECONDS}s)"; [ $rc -eq 0 ] || { tail -20 "$work/logs/build-base.log"; status=1; }
+  swap restore "$work/base" "$here" "$work/stash"
+else
+  echo "the swap failed"; status=1
+fi
+[ -x "$work/foxeval-base" ] || { finish; exit 1; }
+
+echo "== 3. foxeval loss, base vs this tree: the same bits"
+python3 -c "import numpy as np; np.save('$work/tokens.npy', np.random.default_rng(0).integers(0, 50257, size=(4, 16384)).astype(np.int64))"
+for fam in ${FAMILIES:-fox_pro hgrn2 delta_net}; do
+  ckpt="/tmp/ckpt-$fam"
+  [ -f "$ckpt/model.safetensors" ] || python3 "$here/scripts/make_random_checkpoint.py" "$fam" "$ckpt" --bf16 >/dev/null
+  for v in base new; do
+    timeout 120 "$work/foxeval-$v" loss --model "$ckpt" --data "$work/tokens.npy" --device cuda --dtype bfloat16 \
+      --seq-len 16384 --out "$work/logs/loss-$fam-$v.json" >/dev/null 2>"$work/logs/loss-$fam-$v.log"
+  done
+  python3 - "$work/logs/loss-$fam-base.json" "$work/logs/loss-$fam-new.json" "$fam" <<'PY' || status=1
+import json, sys
+try:
+    a, b = (json.load(open(p)) for p in sys.argv[1:3])
+except (OSError, ValueError) as e:
+    print(f"{sys.argv[3]}: no result ({e})"); sys.exit(1)
+keys = [k for k in a if k.startswith("val/")]
+diff = [k for k in keys if a[k] != b.get(k)]
+n = len(a.get("val/loss_per_token", []))
+print(f"{sys.argv[3]}: {'identical' if keys and not diff else 'DIFFERENT ' + ','.join(diff[:5])} "
+      f"({len(keys)} values, {n} positions, loss_avg_len_16384 {a.get('val/loss_avg_len_16384')})")
+sys.exit(0 if keys and not diff else 1)
+PY
+done
+echo "(at ${SECONDS}s)"
+
+echo "== 4. bench prefill FoX (Pro), base and this tree interleaved"
+one_run() {
+  local v=base f
+  [ "$2" = 0 ] || v=new
+  f="$work/logs/prefill-$v-$1.json"
+  timeout 120 "$work/foxeval-$v" bench prefill --models fox_pro=/tmp/ckpt-fox_pro --seq-lens 65536,16384 --repeats 2 \
+    --device cuda --dtype bfloat16 --out "$f" >/dev/null 2>"$work/logs/prefill-$v-$1.log"
+  python3 - "$f" "round $1 $v" <<'PY'
+import json, sys
+try:
+    rows = json.load(open(sys.argv[1]))["rows"]
+except (OSError, ValueError, KeyError) as e:
+    print(sys.argv[2], "| no result:", e); sys.exit()
+cells = []
+for r in rows:
+    st = {s["stage"]: s["seconds"] for s in r["stage_table"]["stages"]}
+    extra = " ".join(f"{w} {1e3 * st[w]:.2f} ms" for w in ("swiglu", "loss") if w in st)
+    cells.append(f'{r["seq_len"]}: {r["seconds_per_document"]:.4f} s/doc {extra}')
+print(sys.argv[2], "|", " | ".join(cells))
+PY
+}
+device_ab_rounds one_run base new
+finish
+exit $status
