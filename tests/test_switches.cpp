@@ -134,7 +134,11 @@ TEST_CASE("switches: the kernels and models read no environment variable but thr
       if (!e.is_regular_file() || (ext != ".cpp" && ext != ".h" && ext != ".cu" && ext != ".cuh")) continue;
       ++files;
       std::ifstream in(e.path());
-      const std::string text((std::istreambuf_iterator<char>(in)), {});
+      std::string text((std::istreambuf_iterator<char>(in)), {});
+      // Another library's own variable is no foxeval switch: models/cpu_threads.cpp checks MKL's
+      // MKL_CBWR (refuses a non-strict mode, sets the strict one) before MKL reads it.
+      for (const char* other : {"std::getenv(\"MKL_CBWR\")"})
+        for (size_t at; (at = text.find(other)) != std::string::npos;) text.erase(at, std::string(other).size());
       CHECK_MESSAGE(!std::regex_search(text, direct), e.path().string(), ": reads the environment; use data/switches.h");
     }
   CHECK(files > 50);
