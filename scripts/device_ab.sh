@@ -1,51 +1,55 @@
 #!/usr/bin/env bash
-# On the GPU machine, one call: the kernels/hopper/ change (one warp-specialized GEMM main loop for
-# glu_gemm and lm_head_loss, the shared Hopper primitives moved, switches read once through the
-# registry) against the base commit it was made from:
-#   1. builds this tree (foxeval, foxeval_tests) and runs the GPU tests of the touched kernels
-#      (every "*cuda*" case, the one-kernel prefill glue, the switch registry) on it;
-#   2. swaps the base commit's sources in (from .devdata/hopper_base.tar.gz), rebuilds foxeval in
-#      the same build folder (only what differs recompiles), keeps that binary, and puts this
-#      tree's sources back (touched, so the next build recompiles them);
-#   3. `foxeval loss` of both binaries on the same random 760M checkpoints (bf16, 4 x 16384 random
-#      tokens): every per-position and averaged loss must be the same bits (FAMILIES, default
-#      fox_pro hgrn2 delta_net: the GEMMs and attention, the GLA and delta-rule scans);
-#   4. `bench prefill` of FoX (Pro) at 64k and 16k, old and new interleaved ROUNDS times (default
-#      2), printing s/doc and the swiglu (glu_gemm) and loss (lm_head_loss) stages.
-# Usage: scripts/device_hopper_ab.sh OUTDIR [all|tests|ab]   (default all; tests: step 1 only, ab:
-#   steps 1 (build only) to 4; carry .deps and .devdata/hopper_base.tar.gz, made in
-#   the checkout with: git archive --format=tar.gz -o .devdata/hopper_base.tar.gz BASE -- \
-#   CMakeLists.txt cli data kernels models tasks tests ':(exclude)tests/fixtures'   where BASE is
-#   the commit before the change, e85f8fc). Writes OUTDIR/hopper-ab.tar.gz (logs and JSONs) and
-#   prints a summary; exit 1 when a build fails or a loss differs.
+# On the GPU machine: this tree against a base commit, same machine, same calls (#50: "GPU tests
+# pass; bench prefill and bench generate within noise of today, same call, before/after"):
+#   tests  builds this tree (foxeval, foxeval_tests), keeps the binary, and runs the GPU tests (every
+#          "*cuda*" case, the generation engine's cases, the one-kernel prefill glue, the switch
+#          registry);
+#   base   swaps the base commit's sources in (from .devdata/ab_base.tar.gz), rebuilds foxeval in the
+#          same build folder, keeps that binary, and puts this tree's sources back (touched, so the
+#          next build recompiles them);
+#   ab     with both binaries kept: `foxeval loss` of both on the same random 760M checkpoints (bf16,
+#          4 x 16384 random tokens): every per-position and averaged loss the same bits (FAMILIES,
+#          default fox_pro hgrn2 delta_net: the GEMMs and attention, the GLA and delta-rule scans);
+#          then `bench prefill` (FoX (Pro) at 64k and 16k: s/doc, the swiglu and loss stages) and
+#          `bench generate` (FoX (Pro), batch 1 and 16, prompt 1024 and 8192, 128 new tokens),
+#          base and this tree interleaved ROUNDS times (default 2).
+#   all    the three in order (a warm build folder; each mode alone fits one device call cold).
+# The binaries live in /tmp/device-ab, which lasts while the machine stays warm: run the modes in
+# calls back to back. Usage: scripts/device_ab.sh OUTDIR [all|tests|base|ab]; carry .deps,
+# .devdata/trained.tar.xz (the trained generation fixtures) and .devdata/ab_base.tar.gz, made in the
+# checkout with: git archive --format=tar.gz -o .devdata/ab_base.tar.gz BASE -- CMakeLists.txt cli \
+#   data kernels models tasks tests ':(exclude)tests/fixtures'
+# Writes OUTDIR/device-ab.tar.gz (logs and JSONs) and prints a summary; exit 1 when a build or a
+# test fails or a loss differs.
 set -uo pipefail
 out="$1"; what="${2:-all}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
-base_tar="$here/.devdata/hopper_base.tar.gz"
-work=/tmp/hopper-ab
-rm -rf "$work" && mkdir -p "$work/logs" "$out"
-[ "$what" = tests ] || [ -f "$base_tar" ] || { echo "no $base_tar (see Usage)"; exit 2; }
+base_tar="$here/.devdata/ab_base.tar.gz"
+work=/tmp/device-ab
+mkdir -p "$work/logs" "$out"
+[ "$what" != base ] && [ "$what" != all ] || [ -f "$base_tar" ] || { echo "no $base_tar (see Usage)"; exit 2; }
 # shellcheck source=scripts/device_lib.sh
 source "$here/scripts/device_lib.sh"
 finish() {
-  tar -czf "$out/hopper-ab.tar.gz" -C "$work" logs
+  tar -czf "$out/device-ab.tar.gz" -C "$work" logs
   echo "done at ${SECONDS}s"
 }
 status=0
 
-echo "== 1. this tree: build and GPU tests"
-device_build_or_exit "$out" foxeval foxeval_tests  # a failed build leaves OUTDIR/build.log
-cp "$here/build-gpu/foxeval" "$work/foxeval-new"
-if [ "$what" != ab ]; then
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  echo "== tests: this tree, build and GPU tests"
+  device_build_or_exit "$out" foxeval foxeval_tests  # a failed build leaves OUTDIR/build.log
+  cp "$here/build-gpu/foxeval" "$work/foxeval-new"
   device_restore_fixtures  # tests that read ../shared/fixtures/trained, where .devdata/trained.tar.xz is carried
-  timeout 300 "$here/build-gpu/foxeval_tests" -tc='*cuda*,the one-kernel prefill glue*,the forget gate scan*,switches*' \
+  timeout 330 "$here/build-gpu/foxeval_tests" -tc='*cuda*,the one-kernel prefill glue*,the forget gate scan*,switches*,generate:*,generate_until:*,decode slots*' \
     -tce='*timings*' >"$work/logs/tests-new.log" 2>&1
   rc=$?; [ $rc -eq 0 ] || status=1
   echo "tests rc=$rc (at ${SECONDS}s)"; grep -E "test cases|ERROR|FAILED" "$work/logs/tests-new.log" | head -12
+  [ "$what" = tests ] && { finish; exit $status; }
 fi
-[ "$what" = tests ] && { finish; exit $status; }
 
-echo "== 2. the base commit's sources, rebuilt in place"
+if [ "$what" = base ] || [ "$what" = all ]; then
+echo "== base: the base commit's sources, rebuilt in place"
 mkdir -p "$work/base" && tar -xzf "$base_tar" -C "$work/base"
 # swap BASE REPO STASH: every file of BASE that differs in REPO goes in (REPO's copy to STASH), and
 # every REPO file under BASE's folders that BASE lacks goes to STASH; restore puts STASH back.
@@ -102,7 +106,7 @@ PY
 }
 mkdir -p "$work/stash"
 if swap in "$work/base" "$here" "$work/stash"; then
-  (cd "$here" && timeout 420 cmake --build build-gpu --target foxeval) >"$work/logs/build-base.log" 2>&1
+  (cd "$here" && source scripts/device_build.sh foxeval) >"$work/logs/build-base.log" 2>&1
   rc=$?
   [ $rc -eq 0 ] && cp "$here/build-gpu/foxeval" "$work/foxeval-base"
   echo "base build rc=$rc (at ${SECONDS}s)"; [ $rc -eq 0 ] || { tail -20 "$work/logs/build-base.log"; status=1; }
@@ -110,9 +114,13 @@ if swap in "$work/base" "$here" "$work/stash"; then
 else
   echo "the swap failed"; status=1
 fi
-[ -x "$work/foxeval-base" ] || { finish; exit 1; }
+  [ -x "$work/foxeval-base" ] || { finish; exit 1; }
+  [ "$what" = base ] && { finish; exit $status; }
+fi
 
-echo "== 3. foxeval loss, base vs this tree: the same bits"
+for v in base new; do [ -x "$work/foxeval-$v" ] || { echo "no $work/foxeval-$v: run the tests and base modes first"; finish; exit 2; }; done
+export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}  # as device_build.sh exports it
+echo "== ab: foxeval loss, base vs this tree: the same bits"
 python3 -c "import numpy as np; np.save('$work/tokens.npy', np.random.default_rng(0).integers(0, 50257, size=(4, 16384)).astype(np.int64))"
 for fam in ${FAMILIES:-fox_pro hgrn2 delta_net}; do
   ckpt="/tmp/ckpt-$fam"
@@ -137,7 +145,7 @@ PY
 done
 echo "(at ${SECONDS}s)"
 
-echo "== 4. bench prefill FoX (Pro), base and this tree interleaved"
+echo "== ab: bench prefill FoX (Pro), base and this tree interleaved"
 one_run() {
   local v=base f
   [ "$2" = 0 ] || v=new
@@ -159,5 +167,27 @@ print(sys.argv[2], "|", " | ".join(cells))
 PY
 }
 device_ab_rounds one_run base new
+
+echo "== ab: bench generate FoX (Pro), base and this tree interleaved"
+gen_run() {
+  local v=base f
+  [ "$2" = 0 ] || v=new
+  f="$work/logs/generate-$v-$1.json"
+  timeout 150 "$work/foxeval-$v" bench generate --model /tmp/ckpt-fox_pro --batch 1,16 --prompt-len 1024,8192 \
+    --new-tokens 128 --device cuda --dtype bfloat16 --out "$f" >/dev/null 2>"$work/logs/generate-$v-$1.log"
+  python3 - "$f" "round $1 $v" <<'PY'
+import json, sys
+try:
+    rows = json.load(open(sys.argv[1]))["rows"]
+except (OSError, ValueError, KeyError) as e:
+    print(sys.argv[2], "| no result:", e); sys.exit()
+cells = []
+for r in rows:
+    cells.append(f'b{r["batch"]} p{r["prompt_len"]}: decode {r["decode_tokens_per_s"]:.0f} tok/s, '
+                 f'prefill {r["prefill_tokens_per_s"]:.0f} tok/s, wall {r["wall_s"]:.2f} s')
+print(sys.argv[2], "|", " | ".join(cells))
+PY
+}
+device_ab_rounds gen_run base new
 finish
 exit $status
