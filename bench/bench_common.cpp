@@ -16,7 +16,7 @@
 #include "data/errors.h"
 #include "data/flag_values.h"
 #include "data/json_file.h"
-#include "tasks/result_file.h"
+#include "tasks/run/result_file.h"
 
 namespace foxeval {
 

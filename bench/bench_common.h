@@ -25,7 +25,7 @@ struct BenchDocFields {
   bool machine = true;  // "machine": the header's
 };
 
-// The opening fields of a bench document with a result header (tasks/result_file.h
+// The opening fields of a bench document with a result header (tasks/run/result_file.h
 // result_header("bench-NAME", identity, elapsed_s)): "header", "gpu" (the header machine's GPU,
 // "cpu" without one), "date" (the header's), "git_revision", and those `fields` asks for.
 nlohmann::json bench_document(const std::string& name, const nlohmann::json& identity, double elapsed_s,

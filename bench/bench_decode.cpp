@@ -1,4 +1,4 @@
-// `foxeval bench decode`: decode steps over decoding slots (models/slot_decoder.h), eager and
+// `foxeval bench decode`: decode steps over decoding slots (models/generation/slot_decoder.h), eager and
 // replayed as a CUDA graph, against the memory-bandwidth bound of a step; and batch-1 prefill.
 //
 // Bound: a decode step reads every parameter once plus every row's decoding state, so
@@ -23,8 +23,8 @@
 #include "bench/bench.h"
 #include "data/errors.h"
 #include "data/json_file.h"
-#include "models/generate.h"
-#include "models/slot_decoder.h"
+#include "models/generation/generate.h"
+#include "models/generation/slot_decoder.h"
 #include "models/registry.h"
 
 namespace foxeval {

@@ -31,7 +31,7 @@
 #include "data/json_file.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 
 namespace foxeval {
 namespace {

@@ -27,7 +27,7 @@
 #include "models/engine.h"
 #include "models/registry.h"
 #include "models/stage_timer.h"
-#include "tasks/result_file.h"
+#include "tasks/run/result_file.h"
 
 namespace foxeval {
 namespace {

@@ -39,8 +39,8 @@
 #include "kernels/forgetting_attention.h"
 #include "models/engine.h"
 #include "models/registry.h"
-#include "tasks/identity.h"
-#include "tasks/result_file.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/result_file.h"
 
 namespace foxeval {
 namespace {

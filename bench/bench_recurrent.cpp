@@ -1,6 +1,6 @@
 // `foxeval bench recurrent`: per-token loss forward of the recurrent families (Mamba-2, HGRN2,
 // DeltaNet) at long lengths, with the fused kernels and with the exact ATen forms
-// (FOXEVAL_RECURRENT_IMPL=aten, read by models/recurrent_ops.h scan_impl at every call), beside
+// (FOXEVAL_RECURRENT_IMPL=aten, read by models/layers/recurrent_ops.h scan_impl at every call), beside
 // the official code on its kernels (scripts/bench_recurrent_anchor.py's JSON, --anchor).
 //
 // Per family and length T: one row of T ids from splitmix64(--seed) % vocab (the anchor makes the
@@ -34,7 +34,7 @@
 #include "data/switches.h"
 #include "models/engine.h"
 #include "models/registry.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 
 namespace foxeval {
 namespace {

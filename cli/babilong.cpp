@@ -14,8 +14,8 @@
 #include "tasks/babilong/babilong_plot.h"
 #include "tasks/babilong/babilong_run.h"
 #include "tasks/babilong/babilong_table.h"
-#include "tasks/distributed.h"
-#include "tasks/runner.h"
+#include "tasks/run/distributed.h"
+#include "tasks/run/runner.h"
 #include "tasks/babilong/babilong_summary.h"
 
 namespace foxeval {

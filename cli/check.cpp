@@ -1,8 +1,8 @@
 // `foxeval check RESULT.json --baseline BASELINE.json [--tol METRIC=ABS ...] [--fail-on any|worse]`:
 // exit 1 when a metric moved beyond its tolerance (or is missing or extra; with --fail-on worse only
-// when one worsened by its direction, tasks/metric_direction.h), exit 2 when the two runs were made with
+// when one worsened by its direction, tasks/results/metric_direction.h), exit 2 when the two runs were made with
 // different settings (unless --ignore-settings): models and data by their content digests, not
-// their paths (tasks/check.h: compare_result_settings). See tasks/check.h for the default tolerances.
+// their paths (tasks/results/check.h: compare_result_settings). See tasks/results/check.h for the default tolerances.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include "cli/command.h"
 #include "cli/validators.h"
-#include "tasks/check.h"
+#include "tasks/results/check.h"
 
 namespace foxeval {
 namespace {

@@ -1,5 +1,5 @@
 // `foxeval compare A B [C ...] [--intersect] [--label L ...] [--format markdown|json] [-o FILE]`:
-// B, C, ... against A, paired on the items both results hold (tasks/compare.h). A and B are
+// B, C, ... against A, paired on the items both results hold (tasks/results/compare.h). A and B are
 // result files, or folders of them (a suite's OUT/MODEL), paired by relative path.
 #include <cstdio>
 #include <memory>
@@ -10,8 +10,8 @@
 #include "cli/command_output.h"
 #include "cli/validators.h"
 #include "data/json_file.h"
-#include "tasks/compare.h"
-#include "tasks/results_table.h"
+#include "tasks/results/compare.h"
+#include "tasks/results/results_table.h"
 
 namespace foxeval {
 namespace {
@@ -22,7 +22,7 @@ struct CompareArgs {
   CompareOptions options;
 };
 
-// A row label for an input: --label, else the model's (tasks/results_table.h), else its name.
+// A row label for an input: --label, else the model's (tasks/results/results_table.h), else its name.
 std::string label_of(const std::string& input, const std::string& given) {
   if (!given.empty()) return given;
   if (std::filesystem::is_directory(input)) return std::filesystem::path(input).lexically_normal().filename().string();

@@ -14,12 +14,12 @@
 #include "data/json_file.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
-#include "tasks/distributed.h"
+#include "tasks/run/distributed.h"
 #include "tasks/inspect/inspect_plot.h"
 #include "tasks/inspect/inspect_table.h"
 #include "tasks/inspect/inspect_task.h"
-#include "tasks/launcher_env.h"
-#include "tasks/runner.h"
+#include "tasks/run/launcher_env.h"
+#include "tasks/run/runner.h"
 #include "tasks/inspect/inspect_summary.h"
 
 namespace foxeval {

@@ -1,4 +1,4 @@
-// `foxeval --nproc-per-node N <command> ...`: one distributed run (tasks/distributed.h) of N
+// `foxeval --nproc-per-node N <command> ...`: one distributed run (tasks/run/distributed.h) of N
 // processes on this machine, started by foxeval itself instead of torchrun.
 //
 // Why not only torchrun: torchrun is Python, and its start (importing torch, ~4 s) is paid before

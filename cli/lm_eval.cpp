@@ -13,14 +13,14 @@
 #include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/json_file.h"
-#include "tasks/distributed.h"
-#include "tasks/launcher_env.h"
+#include "tasks/run/distributed.h"
+#include "tasks/run/launcher_env.h"
 #include "tasks/lm_eval/lm_eval_output.h"
 #include "tasks/lm_eval/lm_eval_task.h"
 #include "tasks/lm_eval/lm_eval_table.h"
 #include "tasks/lm_eval/request_files.h"
 #include "tasks/lm_eval/task_data.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 #include "tasks/lm_eval/lm_eval_summary.h"
 
 namespace foxeval {
@@ -222,7 +222,7 @@ CommandRegistrar lm_eval_command([](CLI::App& root) {
   add_shard_options(run, *shards, "documents", "journal (OUT.journal.jsonl)");
   run->add_option("--stop-after", s->stop_after_docs, "stop (exit 3, resumable) after N documents (default: none)")->check(int_range(0));
   run->callback([run, s, shards, spell] {
-    // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
+    // One shared run under torchrun/srun/mpirun, else static shards (tasks/run/distributed.h).
     apply_lm_eval_spellings(run, *spell, *s);
     resolve_task_settings(run, "lm-eval", *shards, *s);
     nlohmann::json result;

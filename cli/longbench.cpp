@@ -15,13 +15,13 @@
 #include "data/python/json_dumps.h"
 #include "data/json_file.h"
 #include "data/tokenizer.h"
-#include "tasks/distributed.h"
-#include "tasks/launcher_env.h"
+#include "tasks/run/distributed.h"
+#include "tasks/run/launcher_env.h"
 #include "tasks/longbench/longbench_official.h"
 #include "tasks/longbench/longbench_prompt_set.h"
 #include "tasks/longbench/longbench_run.h"
 #include "tasks/longbench/longbench_table.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 
 namespace foxeval {
 namespace {
@@ -77,7 +77,7 @@ CommandRegistrar longbench_command([](CLI::App& root) {
     cmd->add_option("--stop-after", s->stop_after, "stop after N records as if interrupted (exit 3; --resume continues; default: none)")
         ->check(int_range(0));
     cmd->callback([cmd, s, shards] {
-      // One shared run under torchrun/srun/mpirun, else static shards (tasks/distributed.h).
+      // One shared run under torchrun/srun/mpirun, else static shards (tasks/run/distributed.h).
       resolve_task_settings(cmd, "longbench", *shards, *s);
       nlohmann::json result;
       run_task("longbench run", s->ranks, [&] { result = longbench::run_longbench(*s); }, [&] {

@@ -12,12 +12,12 @@
 #include "cli/command.h"
 #include "cli/run_options.h"
 #include "cli/validators.h"
-#include "tasks/distributed.h"
-#include "tasks/launcher_env.h"
+#include "tasks/run/distributed.h"
+#include "tasks/run/launcher_env.h"
 #include "data/json_file.h"
 #include "tasks/loss/loss.h"
 #include "tasks/loss/loss_table.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 #include "tasks/loss/loss_summary.h"
 
 namespace foxeval {
@@ -57,7 +57,7 @@ CommandRegistrar loss_command([](CLI::App& root) {
       ->check(int_range(1));
   cmd->callback([cmd, s, shards, data, text] {
     if (data->count() + text->count() == 0) throw CLI::RequiredError("--data or --text");
-    // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
+    // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/run/distributed.h).
     resolve_task_settings(cmd, "loss", *shards, *s);
     nlohmann::json result;
     run_task(

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "tasks/output_lock.h"
-#include "tasks/result_file.h"
+#include "tasks/run/output_lock.h"
+#include "tasks/run/result_file.h"
 
 namespace foxeval {
 namespace {
@@ -19,7 +19,7 @@ CommandRegistrar merge_command([](CLI::App& root) {
   cmd->add_option("parts", *parts, "shard part files")->required();
   cmd->callback([out, parts] {
     const OutputLock lock(*out);  // one writer per --out, as every task run
-    // Records or exact states alike: the task's registered builder or reducer (tasks/result_file.h).
+    // Records or exact states alike: the task's registered builder or reducer (tasks/run/result_file.h).
     const nlohmann::json r = merge_task_parts(*parts, *out);
     std::printf("merged %zu parts of %s into %s\n", parts->size(), r["header"]["task"].get<std::string>().c_str(),
                 out->c_str());

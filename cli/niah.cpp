@@ -13,15 +13,15 @@
 #include "cli/generation_options.h"
 #include "cli/path_roles.h"
 #include "cli/validators.h"
-#include "tasks/distributed.h"
-#include "tasks/launcher_env.h"
+#include "tasks/run/distributed.h"
+#include "tasks/run/launcher_env.h"
 #include "tasks/niah/heatmap.h"
 #include "tasks/niah/niah_judge.h"
 #include "tasks/niah/niah_prompts.h"
 #include "tasks/niah/niah_rescore.h"
 #include "tasks/niah/niah_task.h"
 #include "tasks/niah/niah_table.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 
 namespace foxeval {
 namespace {
@@ -127,7 +127,7 @@ CommandRegistrar niah_command([](CLI::App& root) {
       ->check(int_range(0));
   run->callback([run, ra, rs, shards] {
     rs->spec = ra->parsed();
-    // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/distributed.h).
+    // torchrun/srun/mpirun with a store address and no --num-shards: one shared run (tasks/run/distributed.h).
     resolve_task_settings(run, "niah", *shards, *rs);
     nlohmann::json result;
     run_task("niah run", rs->ranks, [&] { result = niah::run_sweep(*rs); }, [&] { niah::print_summary(result); });

@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/validators.h"
-#include "tasks/report.h"
+#include "tasks/results/report.h"
 #include "tasks/result_kind.h"
 
 namespace foxeval {

@@ -8,7 +8,7 @@
 #include "cli/generation_options.h"
 #include "cli/run_options.h"
 #include "cli/validators.h"
-#include "tasks/distributed.h"
+#include "tasks/run/distributed.h"
 #include "tasks/ruler/ruler_plot.h"
 #include "tasks/ruler/ruler_run.h"
 #include "tasks/ruler/ruler_samples.h"

@@ -11,7 +11,7 @@
 #include "data/cpu_cores.h"
 #include "models/cpu_threads.h"
 #include "models/run_options.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 #include "tasks/task_def.h"
 
 namespace foxeval {

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "models/model.h"
-#include "tasks/distributed.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/distributed.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval {
 
@@ -36,7 +36,7 @@ void add_shard_options(CLI::App* cmd, ShardArgs& shards, const std::string& what
 // change numbers (every option given except paths, shards and resume/stop controls).
 void resolve_run(const CLI::App* cmd, RunOptions& run, int64_t local_rank = -1);
 
-// For sharded task commands: plan_shards (tasks/distributed.h) for `task`, then resolve_run with
+// For sharded task commands: plan_shards (tasks/run/distributed.h) for `task`, then resolve_run with
 // the plan's local rank.
 ShardPlan resolve_task_run(const CLI::App* cmd, const std::string& task, const ShardArgs& shards, RunOptions& run);
 

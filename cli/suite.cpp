@@ -15,7 +15,7 @@
 #include "cli/validators.h"
 #include "data/path_overlap.h"
 #include "data/resources.h"
-#include "tasks/distributed.h"
+#include "tasks/run/distributed.h"
 #include "tasks/suite/suite_check.h"
 #include "tasks/suite/suite_plan.h"
 #include "tasks/suite/suite_run.h"
@@ -83,7 +83,7 @@ void run_command(CLI::App* cmd, SuiteArgs& a) {
     throw Error(fmt::format("--out {}: the folder holds files (an earlier suite run?): --resume continues it, or give "
                             "another folder",
                             a.out));
-  // torchrun/srun/mpirun (or --nproc-per-node): every task is one run over all ranks (tasks/distributed.h).
+  // torchrun/srun/mpirun (or --nproc-per-node): every task is one run over all ranks (tasks/run/distributed.h).
   const ShardPlan shards = plan_shards("suite", -1, -1);
   resolve_run(cmd, a.run, shards.local_rank);
   s.run = a.run;

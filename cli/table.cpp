@@ -10,7 +10,7 @@
 #include "cli/command_output.h"
 #include "data/json_file.h"
 #include "tasks/result_kind.h"
-#include "tasks/results_table.h"
+#include "tasks/results/results_table.h"
 
 namespace foxeval {
 namespace {

@@ -182,7 +182,7 @@ bool is_sha256_hex(const std::string& s) {
 
 namespace {
 
-// The files of a model folder foxeval reads (models/checkpoint.cpp, data/tokenizer_load.cpp).
+// The files of a model folder foxeval reads (models/checkpoint/checkpoint.cpp, data/tokenizer_load.cpp).
 std::vector<std::string> model_file_names(const std::string& dir) {
   std::set<std::string> names = {"config.json"};
   const fs::path index = fs::path(dir) / "model.safetensors.index.json";

@@ -25,7 +25,7 @@ bool within(const std::string& inner, const std::string& outer) {
   return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 && inner[outer.size()] == '/';
 }
 
-// The names a run writes beside its result OUT (tasks/runner.h, tasks/output_lock.h, the atomic
+// The names a run writes beside its result OUT (tasks/run/runner.h, tasks/run/output_lock.h, the atomic
 // writer's temp files): OUT.journal*.jsonl, OUT.state*.json, OUT.lock, OUT.tmp.*.
 bool written_beside(const std::string& input, const std::string& out) {
   const fs::path i(input), o(out);

@@ -1,5 +1,5 @@
 // Fused depthwise causal convolution of the recurrent families (the CUDA form of
-// models/recurrent_ops.h: causal_conv1d, fla_short_conv, and Mamba-2's conv + SiLU): one pass
+// models/layers/recurrent_ops.h: causal_conv1d, fla_short_conv, and Mamba-2's conv + SiLU): one pass
 // that reads x once and writes the output once, where the ATen form runs ~15 elementwise passes
 // (cast, cat with the history, K multiplies and K adds, state clone, the rounding points, SiLU).
 //

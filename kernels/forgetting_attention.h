@@ -53,7 +53,7 @@ at::Tensor forgetting_attention(const AttentionArgs& args);
 // grouped KV heads allowed (H % Hkv == 0), q [B, H, Tq, D], k and v [B, Hkv, Tk, D], the query i
 // at key position Tk - Tq + i sees keys from max(0, that - window + 1) up to itself. window >= 1.
 // The same kernels as forgetting_attention (CUDA for bf16/fp16 with head dim 64/128, the exact
-// torch path otherwise). Decoding against a ring buffer of W slots (models/window_cache.h) is
+// torch path otherwise). Decoding against a ring buffer of W slots (models/generation/window_cache.h) is
 // plain attention over the slots held: pass kv_len with window 0, not this.
 at::Tensor sliding_window_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t window,
                                     double scale = 0.0);

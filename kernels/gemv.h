@@ -5,7 +5,7 @@
 // This kernel streams each weight row once with 16-byte loads, several rows and chunks in flight
 // per warp, and keeps the few rows of x in cache. `foxeval bench generate` on the H100 found it
 // faster than cuBLAS for one row and slower from four rows up, so foxeval::linear takes it for
-// one row only (models/layers.cpp).
+// one row only (models/layers/layers.cpp).
 //
 // Arithmetic: fp32 accumulation, each lane summing its 8-element chunks in order and the warp
 // adding the lanes' sums by a shuffle tree, bias added in fp32, one rounding to the output dtype.

@@ -1,4 +1,4 @@
-// The greedy pick that ends a decode step (models/slot_decoder.cpp): for each row s of the
+// The greedy pick that ends a decode step (models/generation/slot_decoder.cpp): for each row s of the
 // logits [S, V], the index of its first maximum, with torch.argmax's semantics (a NaN counts as
 // the maximum; the first index wins ties), written to ids[s] and to tokens[s, column[0]].
 // One kernel where the step ran three (argmax, the copy into ids, the index_copy into tokens):

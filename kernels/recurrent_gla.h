@@ -1,6 +1,6 @@
 // Fused CUDA kernels for gated linear attention (Mamba-2's SSD with a scalar gate, HGRN2 / GLA
 // with a per-key gate), with the contract of recurrent::gated_linear_attention
-// (models/recurrent_ops.h):
+// (models/layers/recurrent_ops.h):
 //   S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T,   o_t = scale * S_t^T q_t
 // q, k [B, H, T, K]; v [B, H, T, V]; g [B, H, T, K] or [B, H, T, 1]; fp32, g <= 0, any strides
 // with the last dim contiguous (stride-0 dims, e.g. Mamba-2's q/k expanded over heads, are read

@@ -8,7 +8,7 @@
 #include "data/errors.h"
 #include "kernels/fused_loss.h"
 #include "kernels/lm_head_loss.h"
-#include "models/layers.h"
+#include "models/layers/layers.h"
 #include "models/stage_timer.h"
 
 namespace foxeval {

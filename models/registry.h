@@ -7,7 +7,7 @@
 
 #include "data/content_digest.h"
 #include "data/model_files.h"
-#include "models/checkpoint.h"
+#include "models/checkpoint/checkpoint.h"
 #include "models/model.h"
 
 namespace foxeval {

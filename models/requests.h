@@ -4,7 +4,7 @@
 //       task-side split of a text into such requests, as lm-eval's rolling windows)
 //   generate_until(prompt, max_new_tokens, stop ids/strings) -> generated ids (greedy or sampled)
 // Answers come back through a callback as each request finishes, so a task can journal it at
-// once (tasks/runner.h); which batch a request fell in never changes its answer beyond the
+// once (tasks/run/runner.h); which batch a request fell in never changes its answer beyond the
 // numerics of the device (see README: batching).
 #pragma once
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "models/generate.h"
+#include "models/generation/generate.h"
 #include "models/model.h"
 
 namespace foxeval {
@@ -48,7 +48,7 @@ struct GenerationRequest {
   std::vector<int64_t> prompt;   // with BOS where the task wants it; non-empty
   int64_t max_new_tokens = 0;
   std::vector<int64_t> stop_ids;  // e.g. {eos}; the stop id is not part of the answer
-  // Stop strings (models/generate.h says how they cut); need GenerateUntilOptions::tokenizer.
+  // Stop strings (models/generation/generate.h says how they cut); need GenerateUntilOptions::tokenizer.
   std::vector<std::string> stop_strings = {};  // "= {}": brace-initialised requests may leave it out
 };
 
@@ -77,7 +77,7 @@ struct GenerateUntilOptions {
   double gpu_memory_fraction = 0.9;  // of the GPU's memory, for weights + slots + activations
   bool cuda_graphs = true;         // capture the decode step in a CUDA graph (GPU; greedy only)
   // Greedy by default. Sampling picks every token on the host from the step's logits (one step a
-  // look, no CUDA graph); request i draws from its own generator (models/generate.h: Sampling).
+  // look, no CUDA graph); request i draws from its own generator (models/generation/generate.h: Sampling).
   Sampling sampling;
   // false: the reference path, no state and no slots: every new token from a forward over the
   // whole sequence, request by request (slow; what the slots are tested against).
@@ -100,7 +100,7 @@ struct SlotPlan {
 };
 SlotPlan plan_slots(CausalLM& model, int64_t total_tokens, int64_t queued, const GenerateUntilOptions& options);
 
-// Generation for every request through the scheduler of models/requests_generate.cpp (decoding
+// Generation for every request through the scheduler of models/generation/requests_generate.cpp (decoding
 // slots, continuous batching, CUDA graphs), the one generation engine; `on_done(i, answer)` is
 // called for each finished request as it finishes. Returns the timings (prefill and decode wall
 // time). The model must have decoding slots (CausalLM::has_slots) unless use_cache is false.

@@ -13,7 +13,7 @@
 
 #include "data/errors.h"
 #include "models/engine.h"
-#include "models/layers.h"
+#include "models/layers/layers.h"
 #include "models/requests.h"
 
 namespace foxeval {

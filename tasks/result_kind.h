@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "tasks/results_table.h"
+#include "tasks/results/results_table.h"
 
 namespace foxeval::report {
 struct ReportOptions;
@@ -48,7 +48,7 @@ class TableFiller {
   size_t column(Table& t, const Column& c);  // found by key, else appended
   // `metric`: the value's path in the result (as `foxeval check` names it, e.g. "results/piqa/acc,none"):
   // the cell takes its n and stderr (times `scale`, the table's units over the result's) from the
-  // result's per_item, its data identity, and the column its direction (tasks/metric_direction.h).
+  // result's per_item, its data identity, and the column its direction (tasks/results/metric_direction.h).
   void set(Table& t, size_t row, size_t column, double value, const ResultFile& from, const std::string& metric = "",
            double scale = 1);
   // The kind's tables, sorted by id.

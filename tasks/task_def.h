@@ -6,11 +6,11 @@
 //                                      .with_suite_entry(read_suite_entry));
 //
 // The generic code reads nothing else:
-//   table, report      the result kind (`tables`)                       tasks/results_table, report
-//   merge              the record builder or the reducer                tasks/result_file
-//   check, compare,    metric directions and default tolerances         tasks/metric_direction, check
+//   table, report      the result kind (`tables`)                       tasks/results/results_table, report
+//   merge              the record builder or the reducer                tasks/run/result_file
+//   check, compare,    metric directions and default tolerances         tasks/results/metric_direction, check
 //   table's ranking
-//   identity, check    identity keys that are paths (information only)  tasks/identity
+//   identity, check    identity keys that are paths (information only)  tasks/run/identity
 //   the announcement   flags that change no number                      cli/run_options
 //   suite run          how a suite entry reads its settings and runs    tasks/suite
 //   info --tasks       all of it, with the paper's settings' file
@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "tasks/metric_direction.h"
-#include "tasks/result_file.h"
+#include "tasks/results/metric_direction.h"
+#include "tasks/run/result_file.h"
 #include "tasks/result_kind.h"
 #include "tasks/suite/suite_entry.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI's regression check on scores: every task end to end on CPU (scripts/e2e_tasks.sh), each result
-# held against its committed baseline (the tasks' TaskDef::baselines) with `foxeval check` (default tolerances, tasks/check.h).
+# held against its committed baseline (the tasks' TaskDef::baselines) with `foxeval check` (default tolerances, tasks/results/check.h).
 # A change that moves any score fails here with check's table; scripts/update_baselines.sh is the
 # one way to accept new numbers.   Usage: tests/cli_baselines_test.sh path/to/foxeval
 set -u

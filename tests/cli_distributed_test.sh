@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One command across processes (tasks/distributed.h): `loss` and `niah run` under torchrun with 2
+# One command across processes (tasks/run/distributed.h): `loss` and `niah run` under torchrun with 2
 # and 3 CPU processes write one result equal to the one-process run, and so do `longbench run` (2)
 # and `lm-eval run` (2, 3), which take records / documents in batches from the shared counter; a rank killed mid-run (the test hook
 # FOXEVAL_TEST_DIE_AFTER) leaves resumable journals and --resume with another process count gives
@@ -43,7 +43,7 @@ if trun 2 "${L[@]}" --out "$tmp/lk.json" --resume >/dev/null 2>"$tmp/err"; then 
 grep -q "resuming from [0-9]* state file(s) of $tmp/lk.json: [1-9][0-9]* of 8 items already done" "$tmp/err" && [ "$(lcore "$tmp/l1.json")" = "$(lcore "$tmp/lk.json")" ] && [ "$(states "$tmp/lk.json")" -eq 0 ] \
   && ok || bad "loss: killed with 3, resumed with 2: the same numbers"
 
-# ---- niah (a generation task through tasks/runner.h) ----
+# ---- niah (a generation task through tasks/run/runner.h) ----
 "$FOXEVAL" "${grid[@]}" --out "$tmp/one.json" >/dev/null 2>"$tmp/err" && ok || { bad "one-process run"; cat "$tmp/err" >&2; }
 
 for n in 2 3; do

@@ -19,7 +19,7 @@ core() { $PY -c 'import json,sys
 r=json.load(open(sys.argv[1])); h=r.pop("header",{}); r.pop("this_run",None)
 print(json.dumps([r, h.get("settings"), h.get("task")], sort_keys=True))' "$1"; }
 # exact A B: every metric of A equals B's to the bit, the settings the same (models and data by
-# content; timings and where files lie are not compared: tasks/check.h).
+# content; timings and where files lie are not compared: tasks/results/check.h).
 exact() { "$FOXEVAL" check "$1" --baseline "$2" --atol 0 --rtol 0 >/dev/null 2>&1; }
 same_folders() {  # same_folders A B: every result of A equals B's (core)
   local f

@@ -13,7 +13,7 @@
 
 #include "data/json_file.h"
 #include "tasks/babilong/babilong_run.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"
 

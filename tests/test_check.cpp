@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "data/json_file.h"
-#include "tasks/check.h"
+#include "tasks/results/check.h"
 #include "tests/temp_files.h"
 
 namespace foxeval {

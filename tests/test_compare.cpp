@@ -1,11 +1,11 @@
-// `foxeval compare` (tasks/compare.h) on constructed pairs with a known answer: a uniform gain, a
+// `foxeval compare` (tasks/results/compare.h) on constructed pairs with a known answer: a uniform gain, a
 // worse loss, a result against itself, accuracies (McNemar), and the refusals (other data, other
 // items, other tasks, no per-item scores).
 #include <doctest/doctest.h>
 
 #include "data/errors.h"
 #include "data/json_file.h"
-#include "tasks/compare.h"
+#include "tasks/results/compare.h"
 #include "tests/temp_files.h"
 
 namespace foxeval {

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "kernels/recurrent_delta.h"
-#include "models/recurrent_ops.h"
+#include "models/layers/recurrent_ops.h"
 #include "tests/test_support.h"
 
 using namespace foxeval;

@@ -1,4 +1,4 @@
-// The Runner across processes (tasks/distributed.h): forked ranks on a TCPStore at 127.0.0.1 (rank 0
+// The Runner across processes (tasks/run/distributed.h): forked ranks on a TCPStore at 127.0.0.1 (rank 0
 // hosts it, as under srun/mpirun) share the items, rank 0 writes one result equal to one process's,
 // a dead rank stops the others with its name and --resume with another rank count finishes it; in
 // record mode (journals) and in reducer mode (saved states merged at rank 0).
@@ -21,8 +21,8 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
-#include "tasks/distributed.h"
-#include "tasks/runner.h"
+#include "tasks/run/distributed.h"
+#include "tasks/run/runner.h"
 #include "tests/temp_files.h"
 
 namespace foxeval {

@@ -19,7 +19,7 @@ using at::ScalarType;
 
 at::TensorOptions cuda(ScalarType t) { return at::TensorOptions().device(at::kCUDA).dtype(t); }
 
-// The torch-op references (as models/layers.cpp and models/fox/fox_model.cpp compute them).
+// The torch-op references (as models/layers/layers.cpp and models/fox/fox_model.cpp compute them).
 at::Tensor ref_rms(const at::Tensor& x, const at::Tensor& w, double eps, ScalarType out) {
   at::Tensor xf = x.to(at::kFloat);
   at::Tensor rstd = at::rsqrt(xf.square().mean({-1}, true) + eps);
@@ -277,7 +277,7 @@ TEST_CASE("fused rotary matches the torch ops") {
         at::Tensor pos = at::arange(off, off + s.T, cuda(at::kLong)).unsqueeze(0).expand({s.B, s.T});
         pos = pos - at::randint(0, 4, {s.B, 1}, cuda(at::kLong));
         at::Tensor inv = at::pow(10000.0, at::arange(0, s.D, 2, cuda(at::kFloat)) / static_cast<double>(s.D)).reciprocal();
-        // The torch path of foxeval::rotary (models/rotary.cpp).
+        // The torch path of foxeval::rotary (models/layers/rotary.cpp).
         at::Tensor freqs = pos.to(at::kFloat).unsqueeze(-1) * inv;
         at::Tensor c = at::cos(freqs).to(tx).to(at::kFloat).unsqueeze(2);
         at::Tensor sn = at::sin(freqs).to(tx).to(at::kFloat).unsqueeze(2);

@@ -11,7 +11,7 @@
 
 #include "kernels/fused_glue.h"
 #include "kernels/gemv.h"
-#include "models/layers.h"
+#include "models/layers/layers.h"
 #include "tests/test_support.h"
 
 using namespace foxeval;

@@ -1,4 +1,4 @@
-// generate() (the slot engine of models/requests_generate.cpp): decoding slots = the no-cache
+// generate() (the slot engine of models/generation/requests_generate.cpp): decoding slots = the no-cache
 // reference path token for token (every family fixture, greedy and sampled), batches = rows alone,
 // the trained checkpoint's official greedy continuations, stop ids/strings, seeded sampling.
 //
@@ -16,7 +16,7 @@
 #include "data/safetensors.h"
 #include "data/tokenizer.h"
 #include "models/engine.h"
-#include "models/generate.h"
+#include "models/generation/generate.h"
 #include "models/registry.h"
 #include "tests/test_support.h"
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "kernels/recurrent_gla.h"
-#include "models/recurrent_ops.h"
+#include "models/layers/recurrent_ops.h"
 #include "tests/test_support.h"
 
 namespace {

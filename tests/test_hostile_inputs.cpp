@@ -21,7 +21,7 @@
 #include "models/registry.h"
 #include "tasks/loss/loss.h"
 #include "tasks/niah/niah_judge.h"
-#include "tasks/output_lock.h"
+#include "tasks/run/output_lock.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"
 

@@ -27,8 +27,8 @@
 #include "data/url_secrets.h"
 #include "data/zarr.h"
 #include "data/zip_archive.h"
-#include "tasks/launcher_env.h"
-#include "tasks/runner.h"
+#include "tasks/run/launcher_env.h"
+#include "tasks/run/runner.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"
 

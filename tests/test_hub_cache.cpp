@@ -108,7 +108,7 @@ TEST_CASE("hub cache: a snapshot folder names its repo id and commit; other fold
 }
 }  // namespace foxeval
 
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 
 namespace foxeval {
 TEST_CASE("hub cache: a result header records the repo id and commit of a model from the cache") {

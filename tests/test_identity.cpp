@@ -12,8 +12,8 @@
 #include "data/resources.h"
 #include "data/token_rows.h"
 #include "models/run_options.h"
-#include "tasks/check.h"
-#include "tasks/identity.h"
+#include "tasks/results/check.h"
+#include "tasks/run/identity.h"
 #include "tests/sha256.h"
 #include "tests/temp_files.h"
 

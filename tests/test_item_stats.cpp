@@ -1,4 +1,4 @@
-// Per-item statistics (tasks/item_stats.h) against lm-eval 0.4.4's own functions and a Python
+// Per-item statistics (tasks/results/item_stats.h) against lm-eval 0.4.4's own functions and a Python
 // rendition of the paired comparison (tests/tools/make_stderr_goldens.py ->
 // tests/fixtures/stats/stderr_golden.json), and Python's random.Random it draws with.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 
 #include "data/json_file.h"
 #include "data/python/python_random.h"
-#include "tasks/item_stats.h"
+#include "tasks/results/item_stats.h"
 
 namespace foxeval {
 namespace {

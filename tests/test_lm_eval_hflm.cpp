@@ -16,7 +16,7 @@
 #include "data/json_file.h"
 #include "data/tokenizer.h"
 #include "models/engine.h"
-#include "models/generate.h"
+#include "models/generation/generate.h"
 #include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/lm_eval/hflm.h"

@@ -12,7 +12,7 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
-#include "tasks/item_stats.h"
+#include "tasks/results/item_stats.h"
 #include "tasks/longbench/longbench_official.h"
 #include "tasks/longbench/metrics.h"
 #include "data/python/numbers.h"

@@ -10,7 +10,7 @@
 #include "models/engine.h"
 #include "models/registry.h"
 #include "tasks/loss/loss.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"
 

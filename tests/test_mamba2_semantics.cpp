@@ -16,7 +16,7 @@
 #include "data/errors.h"
 #include "data/python/python_json.h"
 #include "data/safetensors.h"
-#include "models/checkpoint.h"
+#include "models/checkpoint/checkpoint.h"
 #include "models/mamba2/mamba2_model.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"

@@ -1,8 +1,8 @@
-// Metric directions (tasks/metric_direction.h): every task's scores by their result paths, and
+// Metric directions (tasks/results/metric_direction.h): every task's scores by their result paths, and
 // what has none (counts, standard errors, per-item bookkeeping).
 #include <doctest/doctest.h>
 
-#include "tasks/metric_direction.h"
+#include "tasks/results/metric_direction.h"
 
 namespace foxeval {
 namespace {

@@ -19,7 +19,7 @@
 
 #include "data/errors.h"
 #include "tasks/loss/loss_plot.h"
-#include "tasks/plot.h"
+#include "tasks/results/plot.h"
 #include "tests/temp_files.h"
 
 using namespace foxeval;

@@ -1,4 +1,4 @@
-// header.pruning (tasks/pruning_header.h): absent with pruning off, present with the counts and the
+// header.pruning (tasks/run/pruning_header.h): absent with pruning off, present with the counts and the
 // fraction skipped with it on, summed over shard parts by merge; and RunOptions::fgate_bias_shift
 // (the gate levels of `foxeval bench pruning`), which moves every forget-gate logit by the shift.
 #include <ATen/ATen.h>
@@ -10,8 +10,8 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "models/registry.h"
-#include "tasks/pruning_header.h"
-#include "tasks/runner.h"
+#include "tasks/run/pruning_header.h"
+#include "tasks/run/runner.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"
 

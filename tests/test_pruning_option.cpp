@@ -5,8 +5,8 @@
 #include <doctest/doctest.h>
 
 #include "models/registry.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
 #include "tests/test_support.h"
 
 using namespace foxeval;

@@ -14,11 +14,11 @@
 
 #include "data/errors.h"
 #include "data/safetensors.h"
-#include "models/checkpoint.h"
+#include "models/checkpoint/checkpoint.h"
 #include "models/delta_net/delta_net_model.h"
 #include "models/hgrn2/hgrn2_model.h"
 #include "models/mamba2/mamba2_model.h"
-#include "models/recurrent_ops.h"
+#include "models/layers/recurrent_ops.h"
 #include "tests/test_support.h"
 
 using namespace foxeval;

@@ -1,6 +1,6 @@
 // The recurrent families' fused glue kernels on the GPU (every case returns early with a message
 // where CUDA is unavailable, as in CI): the causal conv (kernels/causal_conv.cu) against the ATen
-// form of models/recurrent_ops.cpp to the bit, chained segments and decode steps against one
+// form of models/layers/recurrent_ops.cpp to the bit, chained segments and decode steps against one
 // prefill, a CUDA-graph decode step; Mamba-2's gated norm (kernels/mamba2_glue.cu) against the
 // ATen chain of the model and an fp64 reference; the models in bf16 with the kernels vs the
 // ATen forms (FOXEVAL_RECURRENT_IMPL=aten). Inputs are made on the CPU with fixed seeds.
@@ -22,12 +22,12 @@
 #include "data/switches.h"
 #include "kernels/causal_conv.h"
 #include "kernels/mamba2_glue.h"
-#include "models/checkpoint.h"
+#include "models/checkpoint/checkpoint.h"
 #include "models/hgrn2/hgrn2_model.h"
 #include "models/delta_net/delta_net_model.h"
-#include "models/layers.h"
+#include "models/layers/layers.h"
 #include "models/mamba2/mamba2_model.h"
-#include "models/recurrent_ops.h"
+#include "models/layers/recurrent_ops.h"
 #include "tests/test_support.h"
 
 using namespace foxeval;
@@ -70,7 +70,7 @@ at::Tensor padding_mask(int64_t B, int64_t T) {
   return m;
 }
 
-// How a conv case is called: the ATen function of models/recurrent_ops.h it replaces and the
+// How a conv case is called: the ATen function of models/layers/recurrent_ops.h it replaces and the
 // CausalConvSpec that gives the same computation.
 enum Mode { kPlain, kMamba2Bf16, kMamba2F16, kFlaSiluBf16, kFlaBf16, kModes };
 const char* mode_name(int m) {

@@ -14,14 +14,14 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
-#include "tasks/item_stats.h"
+#include "tasks/results/item_stats.h"
 #include "tasks/lm_eval/lm_eval_table.h"
 #include "tasks/longbench/longbench_table.h"
 #include "tasks/loss/loss_table.h"
 #include "tasks/niah/niah_table.h"
-#include "tasks/report.h"
+#include "tasks/results/report.h"
 #include "tasks/result_kind.h"
-#include "tasks/results_table.h"
+#include "tasks/results/results_table.h"
 #include "tests/temp_files.h"
 
 using namespace foxeval;

@@ -10,8 +10,8 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
 #include "tests/temp_files.h"
 
 namespace foxeval {
@@ -372,12 +372,12 @@ static_assert(!std::is_constructible_v<RunnerSettings, std::string, bool, int64_
 namespace foxeval {
 
 // The runner knows no model (the layers allow tasks/ to include models/, so the build's layer
-// check cannot hold this): tasks/runner.{h,cpp} and every project header they include, and those
+// check cannot hold this): tasks/run/runner.{h,cpp} and every project header they include, and those
 // headers' own, name nothing under models/.
-TEST_CASE("runner: tasks/runner.h and runner.cpp include nothing from models/, directly or through a header") {
+TEST_CASE("runner: tasks/run/runner.h and runner.cpp include nothing from models/, directly or through a header") {
   const std::filesystem::path root = std::filesystem::path(FOXEVAL_DATA_DIR).parent_path();
   const std::regex include_re(R"re(^\s*#\s*include\s*"([^"]+)")re");
-  std::vector<std::string> todo = {"tasks/runner.h", "tasks/runner.cpp"};
+  std::vector<std::string> todo = {"tasks/run/runner.h", "tasks/run/runner.cpp"};
   std::set<std::string> seen;
   while (!todo.empty()) {
     const std::string file = todo.back();
@@ -394,7 +394,7 @@ TEST_CASE("runner: tasks/runner.h and runner.cpp include nothing from models/, d
       if (std::filesystem::exists(root / inc)) todo.push_back(inc);
     }
   }
-  CHECK(seen.count("tasks/distributed.h") == 1);  // the walk follows the project's headers
+  CHECK(seen.count("tasks/run/distributed.h") == 1);  // the walk follows the project's headers
   CHECK(seen.size() > 8);
 }
 

@@ -20,7 +20,7 @@
 #include "data/safetensors.h"
 #include "data/switches.h"
 #include "kernels/selective_scan.h"
-#include "models/generate.h"
+#include "models/generation/generate.h"
 #include "models/registry.h"
 #include "models/requests.h"
 #include "models/samba/window_attention.h"

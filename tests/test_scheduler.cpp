@@ -1,4 +1,4 @@
-// Decoding slots and the generation scheduler (models/requests_generate.cpp):
+// Decoding slots and the generation scheduler (models/generation/requests_generate.cpp):
 // - a slot step equals the family's DecodeState step, whatever the other rows hold, and a slot
 //   taken over by a new sequence forgets the old one (seven families);
 // - generate_until's greedy tokens (continuous batching over few slots, requests of different
@@ -10,10 +10,10 @@
 #include <filesystem>
 
 #include "data/safetensors.h"
-#include "models/generate.h"
+#include "models/generation/generate.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "models/slot_decoder.h"
+#include "models/generation/slot_decoder.h"
 #include "tests/test_support.h"
 
 using namespace foxeval;

@@ -18,7 +18,7 @@
 #include "kernels/forgetting_attention.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "models/slot_decoder.h"
+#include "models/generation/slot_decoder.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"
 

@@ -9,10 +9,10 @@
 #include <fstream>
 
 #include "data/json_file.h"
-#include "tasks/check.h"
-#include "tasks/identity.h"
-#include "tasks/result_file.h"
-#include "tasks/results_table.h"
+#include "tasks/results/check.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/result_file.h"
+#include "tasks/results/results_table.h"
 #include "tasks/task_def.h"
 #include "tests/temp_files.h"
 #include "tests/toy_task/toy_task.h"
@@ -111,7 +111,7 @@ TEST_CASE("task definitions: the toy task's results in table, check and merge") 
     CHECK(tables[0].columns[1].lower_is_better);
   }
   SUBCASE("identity: the same numbers in another file pass check; other numbers are other data") {
-    // The same name in another folder (a file's digest covers its name: tasks/identity.h).
+    // The same name in another folder (a file's digest covers its name: tasks/run/identity.h).
     std::filesystem::create_directories(dir.path / "moved");
     const std::string moved = numbers_file(dir.path / "moved", "numbers.txt", "1\n2.5\n4\n7.25\n");
     const std::string moved_out = (dir.path / "moved.json").string();

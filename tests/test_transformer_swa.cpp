@@ -19,7 +19,7 @@
 #include "data/safetensors.h"
 #include "kernels/forgetting_attention.h"
 #include "models/engine.h"
-#include "models/generate.h"
+#include "models/generation/generate.h"
 #include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/inspect/inspect_task.h"

@@ -21,9 +21,9 @@
 #include "data/switches.h"
 #include "kernels/forgetting_attention.h"
 #include "models/engine.h"
-#include "models/generate.h"
+#include "models/generation/generate.h"
 #include "models/registry.h"
-#include "models/slot_decoder.h"
+#include "models/generation/slot_decoder.h"
 #include "tests/temp_files.h"
 #include "tests/test_support.h"
 

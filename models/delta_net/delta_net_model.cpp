@@ -14,8 +14,8 @@
 
 #include "data/errors.h"
 #include "kernels/fused_glue.h"
-#include "models/layers.h"
-#include "models/recurrent_lm.h"
+#include "models/layers/layers.h"
+#include "models/layers/recurrent_lm.h"
 
 namespace foxeval {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "models/layers.h"
+#include "models/layers/layers.h"
 
 namespace foxeval {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/checkpoint.h"
+#include "models/checkpoint/checkpoint.h"
 
 namespace foxeval {
 

@@ -1,5 +1,5 @@
 // The FoX block (Lin et al., ICLR 2025), with every option the paper's checkpoints use.
-// Numerics follow the official evaluation: see models/layers.h.
+// Numerics follow the official evaluation: see models/layers/layers.h.
 #include "models/fox/fox_model.h"
 
 #include <ATen/Functions.h>
@@ -18,10 +18,10 @@
 #include "kernels/gemv.h"
 #include "kernels/glu_gemm.h"
 #include "models/fox/fox_config.h"
-#include "models/layers.h"
-#include "models/rotary.h"
-#include "models/sequence_cache.h"
-#include "models/window_cache.h"
+#include "models/layers/layers.h"
+#include "models/layers/rotary.h"
+#include "models/generation/sequence_cache.h"
+#include "models/generation/window_cache.h"
 #include "models/stage_timer.h"
 
 namespace foxeval {
@@ -99,7 +99,7 @@ class FoxSlots : public SlotState {
     const int64_t n = st->length_;
     if (n < 1 || n > C) throw Error(fmt::format("FoX slots: a sequence of {} tokens does not fit capacity {}", n, C));
     if (slot < 0 || slot >= S) throw Error(fmt::format("FoX slots: no slot {} of {}", slot, S));
-    // The last m tokens (all of them without a ring), position p at p % R (models/window_cache.h).
+    // The last m tokens (all of them without a ring), position p at p % R (models/generation/window_cache.h).
     const int64_t m = std::min(n, R);
     for (size_t l = 0; l < layers.size(); ++l) {
       SlotLayer& d = layers[l];

@@ -4,7 +4,7 @@
 #pragma once
 #include <memory>
 
-#include "models/checkpoint.h"
+#include "models/checkpoint/checkpoint.h"
 #include "models/model.h"
 
 namespace foxeval {

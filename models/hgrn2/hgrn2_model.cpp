@@ -15,8 +15,8 @@
 #include <cmath>
 
 #include "data/errors.h"
-#include "models/layers.h"
-#include "models/recurrent_lm.h"
+#include "models/layers/layers.h"
+#include "models/layers/recurrent_lm.h"
 
 namespace foxeval {
 // Named, so that its Layer/Slot/kFamily stay apart from the other families' in a unity build.

@@ -23,8 +23,8 @@
 #include "data/python/python_json.h"
 #include "kernels/mamba2_glue.h"
 #include "kernels/recurrent_gla.h"
-#include "models/layers.h"
-#include "models/recurrent_lm.h"
+#include "models/layers/layers.h"
+#include "models/layers/recurrent_lm.h"
 #include "models/stage_timer.h"
 
 namespace foxeval {

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "models/checkpoint.h"
+#include "models/checkpoint/checkpoint.h"
 
 namespace foxeval {
 

@@ -8,7 +8,7 @@
 #include "data/dataset_rows.h"
 #include "data/datasets_cache.h"
 #include "data/errors.h"
-#include "tasks/identity.h"
+#include "tasks/run/identity.h"
 
 namespace foxeval::babilong {
 namespace fs = std::filesystem;

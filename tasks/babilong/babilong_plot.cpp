@@ -7,7 +7,7 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "tasks/babilong/babilong_def.h"
-#include "tasks/plot.h"
+#include "tasks/results/plot.h"
 
 namespace foxeval::babilong {
 

@@ -12,10 +12,10 @@
 #include "data/errors.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
-#include "tasks/item_stats.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
-#include "tasks/task_runner_settings.h"
+#include "tasks/results/item_stats.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
+#include "tasks/run/task_runner_settings.h"
 
 namespace foxeval::babilong {
 namespace {
@@ -143,7 +143,7 @@ nlohmann::json build_result(const nlohmann::json& identity, const std::vector<nl
       }
   for (const std::string& l : lengths) mean[l] = by_length[l].first / static_cast<double>(by_length[l].second);
   // Each document's accuracy (0/1) per metric, for n, standard errors and `foxeval compare`'s pairing
-  // (tasks/item_stats.h): acc/{task}/{length} over its documents, mean_by_length/{length} over every
+  // (tasks/results/item_stats.h): acc/{task}/{length} over its documents, mean_by_length/{length} over every
   // document at that length (the group's mean is weighted by documents: a plain mean over them).
   std::map<std::string, ItemScores> items;
   for (const nlohmann::json& r : records) {

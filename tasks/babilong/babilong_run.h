@@ -1,6 +1,6 @@
 // `foxeval babilong`: lm-eval 0.4.13's babilong tasks (tasks/babilong/babilong_def.h) at every
 // length present, generated through the scheduler (models/requests.h) and scored as lm-eval, one
-// record per document through the runner (tasks/runner.h: journal, --resume, shards, ranks, header).
+// record per document through the runner (tasks/run/runner.h: journal, --resume, shards, ranks, header).
 //
 // Requests are lm-eval's: the context string of babilong_def.h's context(), and as lm-eval's HFLM
 // runs it for the FoX checkpoints: tokenized with the model's tokenizer (JSON escaping + GPT-2 BPE),
@@ -19,7 +19,7 @@
 #include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/babilong/babilong_data.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval::babilong {
 
@@ -34,7 +34,7 @@ struct RunSettings {
   RunOptions run;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted) after this many documents
   GenerateUntilOptions generation;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.

@@ -5,7 +5,7 @@
 
 #include "tasks/babilong/babilong_def.h"
 #include "tasks/babilong/babilong_plot.h"
-#include "tasks/report.h"
+#include "tasks/results/report.h"
 
 using nlohmann::json;
 

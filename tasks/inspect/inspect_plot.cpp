@@ -10,7 +10,7 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
-#include "tasks/plot.h"
+#include "tasks/results/plot.h"
 
 namespace foxeval::inspect {
 namespace {

@@ -18,9 +18,9 @@
 #include "models/registry.h"
 #include "models/stage_timer.h"
 #include "tasks/inspect/gate_stats.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
-#include "tasks/task_runner_settings.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
+#include "tasks/run/task_runner_settings.h"
 
 namespace foxeval::inspect {
 namespace {

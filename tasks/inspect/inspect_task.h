@@ -15,7 +15,7 @@
 
 #include "models/model.h"
 #include "models/registry.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval::inspect {
 
@@ -29,7 +29,7 @@ struct GatesSettings {
   int64_t bos_id = 50256;  // --data: each row is read as [bos] + row[:-1], the loss protocol's input
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
   std::shared_ptr<const LoadedModel> model;

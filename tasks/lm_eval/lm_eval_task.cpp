@@ -22,9 +22,9 @@
 #include "tasks/lm_eval/metrics.h"
 #include "tasks/lm_eval/pystr.h"
 #include "tasks/lm_eval/task_data.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
-#include "tasks/task_runner_settings.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
+#include "tasks/run/task_runner_settings.h"
 
 namespace foxeval::lm_eval {
 namespace fs = std::filesystem;

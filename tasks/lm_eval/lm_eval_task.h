@@ -15,7 +15,7 @@
 #include "tasks/lm_eval/docs.h"
 #include "tasks/lm_eval/metrics.h"
 #include "tasks/lm_eval/task_config.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval::lm_eval {
 
@@ -56,13 +56,13 @@ struct LmEvalSettings {
   RunOptions run;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   int64_t stop_after_docs = -1;  // interrupt (exit 3, resumable) after this many documents
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
   std::shared_ptr<const LoadedModel> model;
 };
 
-// Runs the tasks and writes the result (or this shard's part). Throws RunInterrupted (tasks/runner.h)
+// Runs the tasks and writes the result (or this shard's part). Throws RunInterrupted (tasks/run/runner.h)
 // when stopped; the journal keeps finished documents.
 nlohmann::json run_lm_eval(const LmEvalSettings& settings);
 

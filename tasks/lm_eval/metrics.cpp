@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "data/errors.h"
-#include "tasks/item_stats.h"
+#include "tasks/results/item_stats.h"
 
 namespace foxeval::lm_eval {
 namespace {

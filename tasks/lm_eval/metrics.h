@@ -5,7 +5,7 @@
 // Stderr: lm-eval reports the closed form sample_stddev/sqrt(n) for "mean" metrics (acc,
 // acc_norm), "N/A" for weighted_perplexity and bits_per_byte, and a 100000-sample bootstrap for
 // lambada's "perplexity", which is seeded (chunk i draws from random.Random(i)) and so
-// reproducible: foxeval computes it as lm-eval does (tasks/item_stats.h, tested against lm-eval's
+// reproducible: foxeval computes it as lm-eval does (tasks/results/item_stats.h, tested against lm-eval's
 // own bootstrap_stderr). The delta-method estimate perplexity * mean_stderr(loglikelihoods) is
 // also given, named as such (see perplexity_stderr_delta_method).
 #pragma once
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "tasks/item_stats.h"
+#include "tasks/results/item_stats.h"
 #include "tasks/lm_eval/task_config.h"
 
 namespace foxeval::lm_eval {
@@ -43,7 +43,7 @@ nlohmann::json process_results(const TaskConfig& task, const DocScoring& doc, co
 double aggregate(const std::string& aggregation, const std::vector<nlohmann::json>& items);
 double mean_stderr(const std::vector<double>& values);  // sample stddev / sqrt(n)
 
-// One metric's per-document values for the result's per_item (tasks/item_stats.h): the value of
+// One metric's per-document values for the result's per_item (tasks/results/item_stats.h): the value of
 // a mean or perplexity metric, the log-likelihood with its words or bytes as weight for the
 // weighted ones; `ids` are the documents' ids, in the order of `doc_metrics`.
 ItemScores metric_items(const MetricSpec& m, const std::vector<std::string>& ids,

@@ -22,8 +22,8 @@
 #include "tasks/lm_eval/lm_eval_task.h"
 #include "tasks/lm_eval/task_config.h"
 #include "tasks/lm_eval/task_data.h"
-#include "tasks/output_lock.h"
-#include "tasks/progress.h"
+#include "tasks/run/output_lock.h"
+#include "tasks/run/progress.h"
 
 namespace foxeval::lm_eval {
 

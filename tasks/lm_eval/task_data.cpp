@@ -8,8 +8,8 @@
 #include "data/errors.h"
 #include "data/hub_cache.h"
 #include "tasks/lm_eval/lm_eval_task.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
 
 namespace foxeval::lm_eval {
 namespace fs = std::filesystem;

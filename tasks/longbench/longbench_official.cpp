@@ -16,8 +16,8 @@
 #include "tasks/longbench/metrics.h"
 #include "data/python/json_dumps.h"
 #include "data/python/numbers.h"
-#include "tasks/item_stats.h"
-#include "tasks/runner.h"
+#include "tasks/results/item_stats.h"
+#include "tasks/run/runner.h"
 
 namespace fs = std::filesystem;
 
@@ -64,7 +64,7 @@ nlohmann::json score_task(const std::string& task, const TaskColumns& c, bool e)
   return score_dataset(task, c.predictions, c.answers, c.all_classes);
 }
 
-// per_item (tasks/item_stats.h) of a task's score: each record's score as eval.py's scorer takes
+// per_item (tasks/results/item_stats.h) of a task's score: each record's score as eval.py's scorer takes
 // it, times 100 (the score's units), under "scores/TASK"; for LongBench-E one entry per length
 // bucket ("scores/TASK/0-4k", ...; an empty bucket has none).
 void add_per_item(const std::string& task, const TaskColumns& c, bool e, nlohmann::json& per_item) {

@@ -14,7 +14,7 @@ namespace foxeval::longbench {
 // One prediction line, keys in pred.py's order (no trailing newline).
 std::string pred_line(const nlohmann::json& record);
 
-// The run's result from its records (tasks/runner.h ResultBuilder; registered as "longbench").
+// The run's result from its records (tasks/run/runner.h ResultBuilder; registered as "longbench").
 // identity: "tasks" (order), "e". records: {"task","index","pred","answers","all_classes","length",...}.
 // Result: {"scores": eval.py's dict, "score_errors": {task: why} for tasks eval.py cannot score
 // (e.g. a classification task without all_classes), "predictions": {task: [records in data order]}, "tasks": [...]}.

@@ -13,11 +13,11 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "tasks/generation_progress.h"
+#include "tasks/run/generation_progress.h"
 #include "tasks/longbench/longbench_official.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
-#include "tasks/task_runner_settings.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
+#include "tasks/run/task_runner_settings.h"
 
 namespace fs = std::filesystem;
 
@@ -78,7 +78,7 @@ nlohmann::json run_longbench(const RunSettings& s) {
   // its slots stay busy (continuous batching) until its last rows drain; a larger batch would only
   // lengthen the tail, when one rank still works through its last batch while the others have
   // nothing left (the last batches hold the cheapest records). A record's answer depends on its
-  // prompt and its bucket's slot count, not on its batch, order or rank (models/requests_generate.cpp).
+  // prompt and its bucket's slot count, not on its batch, order or rank (models/generation/requests_generate.cpp).
   // EOS ends a prediction, as HF generate's eos_token_id; the EOS is not part of it.
   const size_t per_batch = 4 * static_cast<size_t>(std::max<int64_t>(1, s.generation.max_batch));
   if (s.stop_after == 0) runner.interrupt();

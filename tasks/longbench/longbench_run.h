@@ -1,5 +1,5 @@
 // `foxeval longbench run`: pred.py over every record of the selected tasks as one resumable,
-// shardable run (tasks/runner.h): greedy generation until EOS or the task's length, the prediction
+// shardable run (tasks/run/runner.h): greedy generation until EOS or the task's length, the prediction
 // decoded skipping special tokens, scores as eval.py.
 #pragma once
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@
 #include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/longbench/longbench_prompt_set.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval::longbench {
 
@@ -23,7 +23,7 @@ struct RunSettings {
   RunOptions run;               // device, dtype
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   int64_t max_new_tokens = 0;   // > 0: caps dataset2maxlen (for quick checks; recorded in the identity)
   int64_t stop_after = -1;      // >= 0: stop (as if interrupted) after this many records
   GenerateUntilOptions generation;  // the scheduler's batch, memory and CUDA-graph settings

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "data/errors.h"
-#include "tasks/plot.h"
-#include "tasks/report.h"
+#include "tasks/results/plot.h"
+#include "tasks/results/report.h"
 
 using nlohmann::json;
 

@@ -12,11 +12,11 @@
 #include "data/windows.h"
 #include "models/engine.h"
 #include "models/registry.h"
-#include "tasks/identity.h"
+#include "tasks/run/identity.h"
 #include "tasks/loss/loss_text.h"
-#include "tasks/item_stats.h"
-#include "tasks/runner.h"
-#include "tasks/task_runner_settings.h"
+#include "tasks/results/item_stats.h"
+#include "tasks/run/runner.h"
+#include "tasks/run/task_runner_settings.h"
 
 namespace foxeval {
 namespace {

@@ -5,7 +5,7 @@
 // windows exactly (fixed point, see LossSums), so batch sizes, shards merged with
 // `foxeval merge`, ranks of a distributed run and resumed runs all give bit-identical numbers.
 //
-// The task runs on the Runner's reducer mode (tasks/runner.h): its items are batches of
+// The task runs on the Runner's reducer mode (tasks/run/runner.h): its items are batches of
 // --batch-size consecutive windows, its state the sums (LossState), and the runner does resume,
 // saving, signals, shards, ranks and the merge of parts.
 #pragma once
@@ -19,8 +19,8 @@
 
 #include "models/model.h"
 #include "models/registry.h"
-#include "tasks/result_file.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/result_file.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval {
 
@@ -38,7 +38,7 @@ struct LossSettings {
   int64_t bos_id = 50256;
   int64_t batch_size = 1;
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   bool resume = false;
   double save_every_seconds = 120.0;
   // Save the state and stop after this many windows (0 = run to the end): for preemptible
@@ -70,7 +70,7 @@ struct LossState : ReducerState {
   int64_t documents_skipped = 0, tokens_skipped = 0;
   // Each window's loss summed over its first L positions, for every reported L (loss_lengths), in
   // the same fixed point, by window index: the per-document items of the result's per_item
-  // (tasks/item_stats.h). A union over disjoint windows, so exact in any order; a state saved
+  // (tasks/results/item_stats.h). A union over disjoint windows, so exact in any order; a state saved
   // before foxeval kept them has none, and its result then has no per_item.
   std::map<int64_t, std::vector<int64_t>> window_sums;
   // Adds n windows' losses (row-major, the first is window `first`) to the sums and window_sums.

@@ -1,10 +1,10 @@
 // `foxeval plot loss`: per-token loss against token position (log-scale x), as the FoX paper's
-// per-token loss figure (the curves are tasks/plot's).
+// per-token loss figure (the curves are tasks/results/plot's).
 #pragma once
 #include <string>
 #include <vector>
 
-#include "tasks/plot.h"
+#include "tasks/results/plot.h"
 
 namespace foxeval {
 

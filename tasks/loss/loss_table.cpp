@@ -7,7 +7,7 @@
 #include <string>
 
 #include "tasks/loss/loss_plot.h"
-#include "tasks/report.h"
+#include "tasks/results/report.h"
 
 using nlohmann::json;
 

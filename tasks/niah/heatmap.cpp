@@ -11,7 +11,7 @@
 #include "data/errors.h"
 #include "data/json_file.h"
 #include "tasks/niah/niah_task.h"
-#include "tasks/plot.h"
+#include "tasks/results/plot.h"
 
 namespace fs = std::filesystem;
 

@@ -8,7 +8,7 @@
 #include "data/json_file.h"
 #include "data/url_secrets.h"
 #include "tasks/niah/niah_score.h"
-#include "tasks/result_file.h"
+#include "tasks/run/result_file.h"
 
 namespace foxeval::niah {
 

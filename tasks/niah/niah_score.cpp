@@ -9,8 +9,8 @@
 #include "data/errors.h"
 #include "data/python/unicode.h"
 #include "data/utf8.h"
-#include "tasks/item_stats.h"
-#include "tasks/runner.h"
+#include "tasks/results/item_stats.h"
+#include "tasks/run/runner.h"
 
 namespace foxeval::niah {
 namespace {
@@ -59,7 +59,7 @@ nlohmann::json grid_means(const std::vector<nlohmann::json>& cells, const std::s
   return {{"mean_by_length", ml}, {"mean_by_depth", md}, {"mean", all.value()}};
 }
 
-// per_item (tasks/item_stats.h) of a grid mean: one item per cell, named by its length and depth.
+// per_item (tasks/results/item_stats.h) of a grid mean: one item per cell, named by its length and depth.
 nlohmann::json cell_items(const nlohmann::json& cells, const std::string& key) {
   ItemScores s;
   for (const nlohmann::json& c : cells) {

@@ -6,8 +6,8 @@
 
 #include "data/errors.h"
 #include "tasks/niah/heatmap.h"
-#include "tasks/plot.h"
-#include "tasks/report.h"
+#include "tasks/results/plot.h"
+#include "tasks/results/report.h"
 
 using nlohmann::json;
 

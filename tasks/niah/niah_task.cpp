@@ -18,11 +18,11 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "tasks/generation_progress.h"
+#include "tasks/run/generation_progress.h"
 #include "tasks/niah/niah_score.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
-#include "tasks/task_runner_settings.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
+#include "tasks/run/task_runner_settings.h"
 
 namespace fs = std::filesystem;
 

@@ -13,7 +13,7 @@
 #include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/niah/niah_prompts.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval::niah {
 
@@ -45,13 +45,13 @@ struct RunSettings {
   int64_t stop_after = -1;             // stop (resumably) after the N-th cell finishes
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   RunOptions run;
   // A model the caller loaded (foxeval suite: once for all its tasks); nullptr: load model_dir.
   std::shared_ptr<const LoadedModel> model;
 };
 
-// The whole sweep. Throws RunInterrupted (tasks/runner.h) on a signal or --stop-after.
+// The whole sweep. Throws RunInterrupted (tasks/run/runner.h) on a signal or --stop-after.
 nlohmann::json run_sweep(const RunSettings& s);
 
 

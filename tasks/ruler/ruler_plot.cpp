@@ -8,7 +8,7 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
-#include "tasks/plot.h"
+#include "tasks/results/plot.h"
 
 namespace foxeval::ruler {
 

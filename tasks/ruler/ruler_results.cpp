@@ -5,7 +5,7 @@
 #include <optional>
 #include <set>
 
-#include "tasks/item_stats.h"
+#include "tasks/results/item_stats.h"
 #include "tasks/ruler/ruler_metrics.h"
 
 namespace foxeval::ruler {

@@ -2,7 +2,7 @@
 // (generated ones): lm-eval 0.4.13's per task and length means (aggregate_metrics, the metric named
 // by the length), the `ruler` group score at each length (the unweighted mean over the tasks,
 // ruler.yaml weight_by_size: False), the categories of ruler_tasks.json's "scoring" (NIAH /
-// multi-hop tracing / aggregation / QA), and per_item (tasks/item_stats.h) for `foxeval compare`.
+// multi-hop tracing / aggregation / QA), and per_item (tasks/results/item_stats.h) for `foxeval compare`.
 #pragma once
 #include <nlohmann/json.hpp>
 

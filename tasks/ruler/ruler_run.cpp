@@ -13,9 +13,9 @@
 #include "data/python/unicode.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
-#include "tasks/task_runner_settings.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
+#include "tasks/run/task_runner_settings.h"
 #include "tasks/ruler/ruler_results.h"
 
 namespace foxeval::ruler {

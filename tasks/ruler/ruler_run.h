@@ -1,6 +1,6 @@
 // `foxeval ruler run`: RULER's docs (ruler_samples.h, equal to lm-eval 0.4.13's) generated through
 // the scheduler (models/requests.h) and scored as lm-eval (ruler_results.h), one record per doc
-// through the runner (tasks/runner.h: journal, --resume, shards, ranks, the common header).
+// through the runner (tasks/run/runner.h: journal, --resume, shards, ranks, the common header).
 //
 // Requests are lm-eval's for a base model (no chat template): the prompt is the doc's `input`,
 // then the task's target_delimiter when neither input's last character nor gen_prefix's first is
@@ -20,7 +20,7 @@
 #include "models/registry.h"
 #include "models/requests.h"
 #include "tasks/ruler/ruler_samples.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval::ruler {
 
@@ -35,7 +35,7 @@ struct RunSettings {
   std::shared_ptr<const LoadedModel> model;
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted) after this many docs
   GenerateUntilOptions generation;
 };

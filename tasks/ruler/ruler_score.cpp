@@ -12,7 +12,7 @@
 #include "data/json_file.h"
 #include "data/jsonl_objects.h"
 #include "data/resources.h"
-#include "tasks/result_file.h"
+#include "tasks/run/result_file.h"
 #include "tasks/ruler/ruler_results.h"
 
 namespace foxeval::ruler {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "data/json_file.h"
-#include "tasks/report.h"
+#include "tasks/results/report.h"
 #include "tasks/ruler/ruler_plot.h"
 #include "tasks/ruler/ruler_samples.h"
 

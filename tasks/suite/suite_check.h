@@ -1,10 +1,10 @@
 // `foxeval suite check OUT --baseline OUT2`: every result of the baseline suite (its suite.json's
-// tasks) checked against the same file under OUT by `foxeval check`'s machinery (tasks/check.h).
+// tasks) checked against the same file under OUT by `foxeval check`'s machinery (tasks/results/check.h).
 #pragma once
 #include <string>
 #include <vector>
 
-#include "tasks/check.h"
+#include "tasks/results/check.h"
 
 namespace foxeval::suite {
 

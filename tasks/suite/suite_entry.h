@@ -29,7 +29,7 @@
 #include "models/model.h"
 #include "models/registry.h"
 #include "tasks/suite/suite_file.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval::suite {
 
@@ -86,7 +86,7 @@ struct TaskContext {
   std::string out_path;   // OUT/{label}/{name}.json, or the folder OUT/{label}/{name} (PreparedTask::out)
   bool resume = false;
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   int64_t stop_after = -1;  // >= 0: stop (exit 3, resumable) after this many items: the kill test's hook
 
   // Gives a task command's settings what every task takes from the suite under the command's names

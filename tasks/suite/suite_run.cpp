@@ -16,11 +16,11 @@
 #include "data/hub_cache.h"
 #include "data/json_file.h"
 #include "models/registry.h"
-#include "tasks/identity.h"
-#include "tasks/pruning_header.h"
-#include "tasks/report.h"
-#include "tasks/result_file.h"
-#include "tasks/results_table.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/pruning_header.h"
+#include "tasks/results/report.h"
+#include "tasks/run/result_file.h"
+#include "tasks/results/results_table.h"
 
 namespace fs = std::filesystem;
 

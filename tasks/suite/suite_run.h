@@ -3,7 +3,7 @@
 // runs through its own Runner (journal, --resume, ranks of a distributed run); the suite adds the
 // order, the skipping of finished tasks and the outputs over all of them:
 //   OUT/{label}/{name}.json (or the folder OUT/{label}/{name}/ of a task whose command writes one)
-//   OUT/tables.md, tables.tex, tables.csv, report.html   (tasks/results_table.h, tasks/report.h)
+//   OUT/tables.md, tables.tex, tables.csv, report.html   (tasks/results/results_table.h, tasks/results/report.h)
 //   OUT/suite.json   what ran: the suite's settings, models and their digests, each task's status and wall time
 #pragma once
 #include <nlohmann/json.hpp>
@@ -13,7 +13,7 @@
 
 #include "models/model.h"
 #include "tasks/suite/suite_plan.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval::suite {
 
@@ -21,7 +21,7 @@ struct SuiteRunSettings {
   std::string out_dir;
   bool resume = false;       // skip tasks whose result exists; a task with a journal resumes from it
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   RunOptions run;            // device and dtype resolved (cli/run_options.h)
   bool writes_outputs = true;  // false on ranks other than 0 of a distributed run: tables, report, suite.json
   // Test hook (the kill-and-resume test): the task OUT/{label}/{name} given here stops (exit 3,
@@ -33,7 +33,7 @@ struct SuiteRunSettings {
 // Where an entry's result file is, relative to OUT (tables, report and `suite check` read it).
 std::string result_file(const std::string& label, const SuiteEntry& entry);
 
-// Runs the plan; returns suite.json's content. Throws RunInterrupted (tasks/runner.h) when a task was
+// Runs the plan; returns suite.json's content. Throws RunInterrupted (tasks/run/runner.h) when a task was
 // stopped: what is finished stays, and --resume continues.
 nlohmann::json run_suite(const SuitePlan& plan, const SuiteRunSettings& settings);
 

@@ -3,5 +3,5 @@
 // < cli): a task may never use a benchmark. The includes before the climb are allowed (every
 // layer below bench), so the test also shows the folder works.
 #include "models/model.h"
-#include "tasks/runner.h"
+#include "tasks/run/runner.h"
 #include "bench/bench_common.h"  // the climb: must fail with "No such file or directory"

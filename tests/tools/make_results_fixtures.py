@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/results/*.json: small synthetic result files of every kind `foxeval table`
-and `foxeval report` read, in the shapes foxeval's tasks write (tasks/runner.h header; loss:
+and `foxeval report` read, in the shapes foxeval's tasks write (tasks/run/runner.h header; loss:
 tasks/loss.cpp; niah: tasks/niah/niah_score.cpp; longbench: tasks/longbench/longbench_official.cpp;
 lm-eval: tasks/lm_eval/lm_eval_task.cpp). The numbers are made up, deterministic, and chosen to
 exercise the tables: ties, a missing task, perplexities (lower is better), three models per kind.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Goldens for foxeval's per-item statistics (tasks/item_stats.h): lm-eval 0.4.4's own stderr
+"""Goldens for foxeval's per-item statistics (tasks/results/item_stats.h): lm-eval 0.4.4's own stderr
 functions and the paired comparison of `foxeval compare`, on fixed per-sample values.
 
   lm-eval   mean_stderr (acc-like and score-like values) and bootstrap_stderr of the perplexity,

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "data/errors.h"
-#include "tasks/item_stats.h"
-#include "tasks/identity.h"
-#include "tasks/runner.h"
+#include "tasks/results/item_stats.h"
+#include "tasks/run/identity.h"
+#include "tasks/run/runner.h"
 #include "tasks/task_def.h"
 
 namespace foxeval::toy {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "models/model.h"
-#include "tasks/run_ranks.h"
+#include "tasks/run/run_ranks.h"
 
 namespace foxeval::toy {
 
@@ -22,7 +22,7 @@ struct ToySettings {
   bool verbose = false;  // --toy-verbose: prints each record; changes no number
   RunOptions run;
   int64_t num_shards = 1, shard_index = 0;
-  RunRanks ranks;  // the ranks of one distributed run (tasks/distributed.h plan_shards), null: none
+  RunRanks ranks;  // the ranks of one distributed run (tasks/run/distributed.h plan_shards), null: none
   bool resume = false;
 };
 
