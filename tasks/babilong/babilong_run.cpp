@@ -13,6 +13,7 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "tasks/results/item_stats.h"
+#include "tasks/run/generation_loop.h"
 #include "tasks/run/identity.h"
 #include "tasks/run/runner.h"
 #include "tasks/run/task_runner_settings.h"
@@ -187,11 +188,7 @@ nlohmann::json run_babilong(const RunSettings& s) {
   for (size_t i = 0; i < splits.size(); ++i)
     for (size_t d = 0; d < splits[i].docs.size(); ++d) {
       Prompt p{i, d, tok.encode(context(task_def(splits[i].task), splits[i].docs[d])), false};
-      // HFLM's tok_batch_encode(left_truncate_len = max_length - max_gen_toks): the end is kept, BOS included only if it fits.
-      if (s.max_length > 0 && static_cast<int64_t>(p.ids.size()) > s.max_length - max_new) {
-        p.ids.erase(p.ids.begin(), p.ids.end() - (s.max_length - max_new));
-        p.truncated = true;
-      }
+      p.truncated = hflm_left_truncate(p.ids, s.max_length, max_new);
       items.push_back({fmt::format("{}/{}/{}", splits[i].length, splits[i].task, d), static_cast<double>(p.ids.size() + max_new)});
       prompts.push_back(std::move(p));
     }
@@ -201,36 +198,33 @@ nlohmann::json run_babilong(const RunSettings& s) {
 
   const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
   RecordRunner runner(rs, "babilong", identity(s, splits, *loaded, tok), items);
-  // Batches of 4 x --batch-size documents to the scheduler, longest first (as longbench: the
-  // scheduler's slots stay busy; an answer depends on its prompt and its bucket's slot count only).
-  const size_t per_batch = 4 * static_cast<size_t>(std::max<int64_t>(1, s.generation.max_batch));
-  if (s.stop_after == 0) runner.interrupt();
-  int64_t finished = 0;
-  for (;;) {
-    if (runner.should_stop()) runner.interrupt();
-    const std::vector<size_t> batch = runner.claim_batch(per_batch);
-    if (batch.empty()) break;
-    std::vector<GenerationRequest> requests;
-    for (size_t i : batch) requests.push_back({prompts[i].ids, max_new, {tok.eos_id()}});
-    generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& answer) {
-      const Prompt& p = prompts[batch[k]];
-      const SplitData& sp = splits[p.split];
-      const Doc& doc = sp.docs[p.doc];
-      const std::string pred = tok.decode(answer.ids, /*json_unescape=*/true, /*skip_special=*/true);
-      nlohmann::json record = {{"length", sp.length},
-                               {"task", sp.task},
-                               {"doc_id", p.doc},
-                               {"target", doc.target},
-                               {"prediction", pred},
-                               {"acc", score(doc.target, pred, items[batch[k]].id + " prediction")},
-                               {"prompt_tokens", p.ids.size()},
-                               {"new_tokens", answer.ids.size()},
-                               {"truncated", p.truncated}};
-      runner.finish(items[batch[k]].id, std::move(record), static_cast<double>(p.ids.size() + answer.ids.size()));
-      ++finished;
-      if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
-    });
-  }
+  GenerationLoop loop;
+  loop.task = "babilong";
+  loop.unit = "documents";
+  loop.shorten = "--limit, --lengths or --tasks";
+  loop.per_batch = generation_batch(s.generation);  // as longbench and ruler
+  loop.stop_after = s.stop_after;
+  loop.generation = s.generation;
+  loop.cpu = !c10::Device(s.run.device).is_cuda();
+  run_generation_loop(
+      runner, *model, loop,
+      [&](size_t i) { return OpenTokens{static_cast<int64_t>(prompts[i].ids.size()), max_new}; },
+      [&](size_t i) { return GenerationRequest{prompts[i].ids, max_new, {tok.eos_id()}}; },
+      [&](size_t i, const GenerationRequest&, const GenerationAnswer& answer) {
+        const Prompt& p = prompts[i];
+        const SplitData& sp = splits[p.split];
+        const Doc& doc = sp.docs[p.doc];
+        const std::string pred = tok.decode(answer.ids, /*json_unescape=*/true, /*skip_special=*/true);
+        return nlohmann::json{{"length", sp.length},
+                              {"task", sp.task},
+                              {"doc_id", p.doc},
+                              {"target", doc.target},
+                              {"prediction", pred},
+                              {"acc", score(doc.target, pred, items[i].id + " prediction")},
+                              {"prompt_tokens", p.ids.size()},
+                              {"new_tokens", answer.ids.size()},
+                              {"truncated", p.truncated}};
+      });
   return runner.complete(build_result);
 }
 

@@ -18,8 +18,8 @@
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
-#include "tasks/run/generation_progress.h"
 #include "tasks/niah/niah_score.h"
+#include "tasks/run/generation_loop.h"
 #include "tasks/run/identity.h"
 #include "tasks/run/runner.h"
 #include "tasks/run/task_runner_settings.h"
@@ -122,64 +122,42 @@ nlohmann::json run_sweep(const RunSettings& s) {
   RecordRunner runner(rs, "niah", identity, items);
   if (!s.pred_dir.empty()) make_folder(s.pred_dir, "--pred-dir");
 
-  // Work is handed out a length at a time (Runner::claim_batch: in a distributed run from the
-  // shared counter, longest first, so no GPU idles while another works through the 32k cells);
-  // the cells of a length go to the scheduler together (models/requests.h). A cell's answer
-  // depends only on its prompt and its bucket's slot count, never on the rank that ran it.
-  // Each finished cell is journaled as it finishes, so a stop request loses nothing.
-  const size_t per_length = std::max<size_t>(1, r.mode.depths.size());
-  if (s.stop_after == 0 || (!runner.todo().empty() && runner.should_stop())) runner.interrupt();
+  // Work is handed out a length at a time (tasks/run/generation_loop.h: longest first, so no GPU
+  // idles while another works through the 32k cells); the cells of a length go to the scheduler
+  // together. Each finished cell is journaled as it finishes, so a stop request loses nothing.
   int64_t finished = 0, generated = 0;
-  GenerateStats total;
   // Cells finished before this run (journals read at the start: in a distributed run every rank's),
   // so the result counts the cells this run did on every rank.
   const int64_t done_before = std::count_if(items.begin(), items.end(), [&](const WorkItem& it) { return runner.done(it.id); });
-  int64_t open_prompt_tokens = 0;
-  for (size_t i : runner.todo()) open_prompt_tokens += static_cast<int64_t>(prompts[i].size());
-  GenerationMeter meter("niah", "cells", static_cast<int64_t>(runner.todo().size()), open_prompt_tokens,
-                        static_cast<int64_t>(runner.todo().size()) * s.max_new_tokens, !at::Device(s.run.device).is_cuda(),
-                        "--max-new-tokens, --lengths or --depths",
-                        runner.rank());
-  GenerateUntilOptions generation = s.generation;
-  for (;;) {
-    const std::vector<size_t> batch = runner.claim_batch(per_length);
-    if (batch.empty()) break;
-    std::vector<GenerationRequest> requests;
-    for (size_t i : batch) requests.push_back({prompts[i], s.max_new_tokens, {tok.eos_id()}});
-    // A signal is honoured within a decode run, not only when a request finishes (one may take
-    // minutes): what is journaled is kept, the requests in flight are redone on --resume.
-    generation.on_progress = [&runner, progress = meter.next_call()](const GenerationProgress& p) {
-      progress(p);
-      if (runner.should_stop()) runner.interrupt();
-    };
-    const GenerateStats st = generate_until(*model, requests, generation, [&](size_t k, const GenerationAnswer& a) {
-      meter.request_done(static_cast<int64_t>(a.ids.size()) + (a.reason == StopReason::eos ? 1 : 0), s.max_new_tokens);
-      const size_t i = batch[k];
-      const Cell& c = cells[i];
-      const std::string prediction = python_strip(tok.decode(a.ids, true, true));
-      if (!s.pred_dir.empty()) {
-        // pred.py's layout: the prediction, then the empty sentinel that marks it whole.
-        const std::string stem = (fs::path(s.pred_dir) / cell_stem(r.def.file_prefix, c.length, c.depth)).string();
-        write_text_atomic(stem + ".txt", prediction);
-        write_text_atomic(stem + ".txt.done", "");
-      }
-      runner.finish(items[i].id,
-                    {{"length", c.length},
-                     {"depth", c.depth},
-                     {"prediction", prediction},
-                     {"prompt_tokens", prompts[i].size()},
-                     {"generated_tokens", a.ids.size()},
-                     {"stop", stop_reason_name(a.reason)}},
-                    static_cast<double>(prompts[i].size() + a.ids.size()));
-      ++finished;
-      generated += static_cast<int64_t>(a.ids.size());
-      if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
-    });
-    total.prefill_seconds += st.prefill_seconds;
-    total.decode_seconds += st.decode_seconds;
-    total.prompt_tokens += st.prompt_tokens;
-    total.decode_steps += st.decode_steps;
-  }
+  GenerationLoop loop;
+  loop.task = "niah";
+  loop.unit = "cells";
+  loop.shorten = "--max-new-tokens, --lengths or --depths";
+  loop.per_batch = std::max<size_t>(1, r.mode.depths.size());
+  loop.stop_after = s.stop_after;
+  loop.generation = s.generation;
+  loop.cpu = !at::Device(s.run.device).is_cuda();
+  const GenerateStats total = run_generation_loop(
+      runner, *model, loop, [&](size_t i) { return OpenTokens{static_cast<int64_t>(prompts[i].size()), s.max_new_tokens}; },
+      [&](size_t i) { return GenerationRequest{prompts[i], s.max_new_tokens, {tok.eos_id()}}; },
+      [&](size_t i, const GenerationRequest&, const GenerationAnswer& a) {
+        const Cell& c = cells[i];
+        const std::string prediction = python_strip(tok.decode(a.ids, true, true));
+        if (!s.pred_dir.empty()) {
+          // pred.py's layout: the prediction, then the empty sentinel that marks it whole.
+          const std::string stem = (fs::path(s.pred_dir) / cell_stem(r.def.file_prefix, c.length, c.depth)).string();
+          write_text_atomic(stem + ".txt", prediction);
+          write_text_atomic(stem + ".txt.done", "");
+        }
+        ++finished;
+        generated += static_cast<int64_t>(a.ids.size());
+        return nlohmann::json{{"length", c.length},
+                              {"depth", c.depth},
+                              {"prediction", prediction},
+                              {"prompt_tokens", prompts[i].size()},
+                              {"generated_tokens", a.ids.size()},
+                              {"stop", stop_reason_name(a.reason)}};
+      });
 
   nlohmann::json run_stats = {{"cells", finished},
                               {"prompt_tokens", total.prompt_tokens},

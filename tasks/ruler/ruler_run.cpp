@@ -13,6 +13,7 @@
 #include "data/python/unicode.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
+#include "tasks/run/generation_loop.h"
 #include "tasks/run/identity.h"
 #include "tasks/run/runner.h"
 #include "tasks/run/task_runner_settings.h"
@@ -127,46 +128,43 @@ nlohmann::json run_ruler(const RunSettings& s) {
   CausalLM* model = loaded->get();
   const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
   RecordRunner runner(rs, "ruler", identity(s, docs, tasks, lengths, *loaded, tok), items);
-  // Batches of 4 x --batch-size docs to the scheduler, longest first (as babilong and longbench:
-  // the slots stay busy; an answer depends on its prompt and its bucket's slot count only).
-  const size_t per_batch = 4 * static_cast<size_t>(std::max<int64_t>(1, s.generation.max_batch));
-  if (s.stop_after == 0) runner.interrupt();
-  int64_t finished = 0;
-  for (;;) {
-    if (runner.should_stop()) runner.interrupt();
-    const std::vector<size_t> batch = runner.claim_batch(per_batch);
-    if (batch.empty()) break;
-    std::vector<GenerationRequest> requests;
-    std::vector<bool> truncated;
-    for (size_t k : batch) {
-      const auto& [task, d] = docs[jobs[k].doc];
-      std::vector<int64_t> ids = tok.encode(lm_eval_prompt(d.input, d.gen_prefix, gen[task].target_delimiter));
-      const int64_t max_new = gen[task].max_gen_toks;
-      // HFLM's tok_batch_encode(left_truncate_len = max_length - max_gen_toks): the end is kept, BOS only if it fits.
-      const bool cut = s.max_length > 0 && static_cast<int64_t>(ids.size()) > s.max_length - max_new;
-      if (cut) ids.erase(ids.begin(), ids.end() - (s.max_length - max_new));
-      truncated.push_back(cut);
-      requests.push_back({std::move(ids), max_new, {tok.eos_id()}});
-    }
-    generate_until(*model, requests, s.generation, [&](size_t k, const GenerationAnswer& answer) {
-      const Job& job = jobs[batch[k]];
-      const auto& [task, d] = docs[job.doc];
-      const std::string pred = tok.decode(answer.ids, /*json_unescape=*/true, /*skip_special=*/true);
-      nlohmann::json record = {{"task", task},
-                               {"max_length", d.max_length},
-                               {"doc_id", job.doc_id},
-                               {"index", d.index},
-                               {"outputs", d.outputs},
-                               {"prediction", pred},
-                               {"score", score_doc(task, pred, d.outputs, defs.at("scoring"))},
-                               {"prompt_tokens", requests[k].prompt.size()},
-                               {"new_tokens", answer.ids.size()},
-                               {"truncated", static_cast<bool>(truncated[k])}};
-      runner.finish(items[batch[k]].id, std::move(record), static_cast<double>(requests[k].prompt.size() + answer.ids.size()));
-      ++finished;
-      if (runner.should_stop() || (s.stop_after >= 0 && finished >= s.stop_after)) runner.interrupt();
-    });
-  }
+  GenerationLoop loop;
+  loop.task = "ruler";
+  loop.unit = "docs";
+  loop.shorten = "--limit, --lengths or --tasks";
+  loop.per_batch = generation_batch(s.generation);  // as babilong and longbench
+  loop.stop_after = s.stop_after;
+  loop.generation = s.generation;
+  loop.cpu = !c10::Device(s.run.device).is_cuda();
+  std::vector<char> truncated(jobs.size(), 0);  // set as each prompt is built (when its item is claimed)
+  run_generation_loop(
+      runner, *model, loop,
+      [&](size_t k) {  // the length the doc was sized to: prompts are tokenized when claimed
+        const auto& [task, d] = docs[jobs[k].doc];
+        return OpenTokens{d.max_length, gen[task].max_gen_toks};
+      },
+      [&](size_t k) {
+        const auto& [task, d] = docs[jobs[k].doc];
+        std::vector<int64_t> ids = tok.encode(lm_eval_prompt(d.input, d.gen_prefix, gen[task].target_delimiter));
+        const int64_t max_new = gen[task].max_gen_toks;
+        truncated[k] = hflm_left_truncate(ids, s.max_length, max_new);
+        return GenerationRequest{std::move(ids), max_new, {tok.eos_id()}};
+      },
+      [&](size_t k, const GenerationRequest& request, const GenerationAnswer& answer) {
+        const Job& job = jobs[k];
+        const auto& [task, d] = docs[job.doc];
+        const std::string pred = tok.decode(answer.ids, /*json_unescape=*/true, /*skip_special=*/true);
+        return nlohmann::json{{"task", task},
+                              {"max_length", d.max_length},
+                              {"doc_id", job.doc_id},
+                              {"index", d.index},
+                              {"outputs", d.outputs},
+                              {"prediction", pred},
+                              {"score", score_doc(task, pred, d.outputs, defs.at("scoring"))},
+                              {"prompt_tokens", request.prompt.size()},
+                              {"new_tokens", answer.ids.size()},
+                              {"truncated", truncated[k] != 0}};
+      });
   return runner.complete(build_result);
 }
 
