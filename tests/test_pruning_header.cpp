@@ -68,6 +68,12 @@ PruningStats gpu_like_counts() {
 
 }  // namespace
 
+// A run statistic only this file knows, to show merge sums any registered kind (not "pruning" by name).
+const bool test_counter_registered = register_run_stats_kind(
+    {"test_counter",
+     [](const nlohmann::json& a, const nlohmann::json& b) { return a.is_null() ? b : nlohmann::json(a.get<int>() + b.get<int>()); },
+     [](const nlohmann::json& sum) { return nlohmann::json{{"sum", sum}}; }});
+
 TEST_CASE("header.pruning: absent with pruning off, the tolerance and a null fraction on the exact CPU path") {
   TempDir dir("pruning_header");
   const std::string fox = test::source_path("tests/fixtures/official/fox_pro");  // log_pruning_tolerance: null
@@ -129,6 +135,20 @@ TEST_CASE("header.pruning: the kernels' counts and fractions; shard parts add up
   const std::string err = error_of<Error>([&] { merge_task_parts({parts[0], bad_path}, (dir.path / "m.json").string()); });
   CHECK(err.find("bad1.json") != std::string::npos);
   CHECK(err.find("key_blocks must be a non-negative integer") != std::string::npos);
+
+  // merge knows no statistic by name: any registered kind adds up the same way (here a test's own).
+  std::vector<std::string> counted;
+  for (int s = 0; s < 2; ++s) {
+    nlohmann::json part = read_json(parts[s]);
+    part["test_counter"] = 3 + s;
+    counted.push_back((dir.path / ("counted" + std::to_string(s) + ".json")).string());
+    std::ofstream(counted.back()) << part.dump();
+  }
+  const nlohmann::json both = merge_task_parts(counted, (dir.path / "counted.json").string());
+  CHECK(both.at("header").at("test_counter") == nlohmann::json{{"sum", 7}});
+  CHECK(both.at("header").at("pruning").at("key_blocks") == 200);
+  CHECK(error_of<Error>([&] { merge_task_parts({counted[0], parts[1]}, (dir.path / "m.json").string()); })
+            .find("1 of 2 parts carry test_counter counts") != std::string::npos);
 }
 
 TEST_CASE("pruning counts: add up, refuse other tolerances and impossible counts") {

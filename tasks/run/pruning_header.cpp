@@ -100,6 +100,9 @@ nlohmann::json pruning_header(const nlohmann::json& counts) {
   return h;
 }
 
+// `foxeval merge` adds the parts' counts up by this kind (tasks/run/result_file.cpp).
+const bool pruning_kind_registered = register_run_stats_kind({"pruning", add_pruning_counts, pruning_header});
+
 RunStatsSource pruning_stats(const CausalLM* model) {
   RunStatsSource s;
   s.name = "pruning";

@@ -16,7 +16,7 @@
 #include "data/hub_cache.h"
 #include "data/json_file.h"
 #include "data/url_secrets.h"
-#include "tasks/run/pruning_header.h"
+#include "tasks/run/run_stats.h"
 
 #ifndef FOXEVAL_VERSION
 #define FOXEVAL_VERSION "unknown"
@@ -93,8 +93,8 @@ nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std
   std::map<std::string, nlohmann::json> records;  // record mode
   std::unique_ptr<ReducerState> state;             // reducer mode: every part's state added up
   std::set<std::string> done;                      // reducer mode: every part's finished items
-  nlohmann::json pruning;                          // the parts' pruning counts added up (null: pruning off)
-  size_t parts_with_pruning = 0;
+  // Run statistics (tasks/run/run_stats.h) by kind: the parts' counts added up, and how many parts had them.
+  std::map<std::string, std::pair<nlohmann::json, size_t>> stats;
   for (const std::string& path : parts) {
     const nlohmann::json p = read_json(path);
     if (!p.is_object() || p.value("kind", "") != "foxeval-part")
@@ -146,10 +146,12 @@ nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std
             throw Error(fmt::format("item '{}' is in two parts (overlapping parts)", it.key()));
         }
       }
-      if (p.contains("pruning")) {
-        pruning = add_pruning_counts(pruning, p.at("pruning"));
-        ++parts_with_pruning;
-      }
+      for (const RunStatsKind& kind : run_stats_kinds())
+        if (p.contains(kind.name)) {
+          auto& [sum, count] = stats[kind.name];
+          sum = kind.add(sum, p.at(kind.name));
+          ++count;
+        }
       const double el = p.value("elapsed_s", 0.0);
       if (std::isfinite(el)) elapsed = std::max(elapsed, el);
     } catch (const Error& e) {
@@ -178,10 +180,15 @@ nlohmann::json merge_task_parts(const std::vector<std::string>& parts, const std
   }
   out["header"] = result_header(task, identity, elapsed);
   out["header"]["merged_from"] = parts;
-  if (parts_with_pruning > 0 && parts_with_pruning < parts.size())
-    throw Error(fmt::format("merge: {} of {} parts carry pruning counts (parts of one run all do, or none)",
-                            parts_with_pruning, parts.size()));
-  if (!pruning.is_null()) out["header"]["pruning"] = pruning_header(pruning);
+  for (const RunStatsKind& kind : run_stats_kinds()) {
+    auto it = stats.find(kind.name);
+    if (it == stats.end()) continue;
+    const auto& [sum, count] = it->second;
+    if (count < parts.size())
+      throw Error(fmt::format("merge: {} of {} parts carry {} counts (parts of one run all do, or none)", count,
+                              parts.size(), kind.name));
+    if (!sum.is_null()) out["header"][kind.name] = kind.header(sum);
+  }
   write_json_atomic(out_path, out);
   return out;
 }
