@@ -15,6 +15,7 @@
 #include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/errors.h"
+#include "data/model_files.h"
 #include "data/tokenizer.h"
 #include "data/utf8.h"
 #include "models/registry.h"
@@ -58,7 +59,8 @@ std::vector<std::string> read_prompt_lines(const std::string& path) {
 }
 
 void run_generate(GenerateArgs& a) {
-  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
+  const ModelFiles files = find_model_files(a.model);  // resolved once: the tokenizer's files and the weights'
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
   // Prompts in order: --prompt, --prompt-ids, then the lines of --prompt-file.
   std::vector<GenerationRequest> requests;
   std::vector<std::string> shown;  // each prompt as the user gave it, for the blocks of --prompt-file
@@ -87,7 +89,7 @@ void run_generate(GenerateArgs& a) {
     r.stop_strings = a.stops;
   }
 
-  auto model = load_model(a.model, a.run);
+  auto model = load_model(files, a.run);
   a.gen.sampling = a.sampling;  // first_index 0: prompt i draws as prompt i, whatever runs beside it
   a.gen.use_cache = !a.no_cache;
   a.gen.tokenizer = &tok;

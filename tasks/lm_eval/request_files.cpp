@@ -15,6 +15,7 @@
 
 #include "data/errors.h"
 #include "data/json_file.h"
+#include "data/model_files.h"
 #include "data/tokenizer.h"
 #include "models/registry.h"
 #include "models/requests.h"
@@ -57,7 +58,8 @@ std::string request_field(const nlohmann::json& j, const char* field, const std:
 
 void score_request_file(const ScoreRequestSettings& a) {
   const OutputLock lock(a.out);  // one writer per --out, as every task run
-  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(a.model);
+  const ModelFiles files = find_model_files(a.model);  // resolved once: the tokenizer's files and the weights'
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
   struct stat st {};
   if (::stat(a.requests.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
     throw Error(fmt::format("--requests {}: not a file (a folder or a device)", a.requests));
@@ -111,7 +113,7 @@ void score_request_file(const ScoreRequestSettings& a) {
   }
   if (in.bad()) throw Error(fmt::format("--requests: read error in {}", a.requests));
 
-  auto model = load_model(a.model, a.run);
+  auto model = load_model(files, a.run);
   LoglikelihoodOptions o;
   o.max_length = a.max_length;
   o.batch_size = a.batch_size;
