@@ -39,8 +39,8 @@ import torch
 import torch.nn.functional as F
 
 import official_anchor  # shared loading of the archived official code (this folder)
-from official_anchor import (anchor_result, int_list, load_checked, model_list, read_commit, splitmix64_ids,
-                             timed_forwards, token_loss, write_json)
+from official_anchor import (anchor_result, load_checked, read_commit, splitmix64_ids,
+                             timed_forwards, token_loss)
 
 FAMILIES = {  # family: (model_type, official module, CausalLM class)
     "transformer_pro": ("forgetting_transformer-project_fox",
@@ -96,19 +96,11 @@ def install_flash_attn_stand_in():
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--official-src", required=True, help="archived official `src` folder (with COMMIT)")
-    ap.add_argument("--fla-src", required=True, help="archived flash-linear-attention (with COMMIT)")
-    ap.add_argument("--models", required=True, type=model_list(FAMILIES), help="FAMILY=DIR,... (transformer_pro, transformer_swa)")
-    ap.add_argument("--seq-lens", type=int_list(2), default=[16384, 65536])
-    ap.add_argument("--repeats", type=int, default=2, help="timed forwards per length (median)")
-    ap.add_argument("--warmup", type=int, default=1, help="untimed forwards first (compiles)")
-    ap.add_argument("--seed", type=int, default=0, help="splitmix64 seed of the token ids")
-    ap.add_argument("--check", action="store_true", help="compare with the fixtures' logits_fp32 instead of timing "
-                    "(each DIR an official fixture with reference.safetensors)")
-    ap.add_argument("--out", help="JSON output")
-    a = ap.parse_args()
-    if a.repeats < 1 or a.warmup < 0:
-        ap.error("--repeats must be >= 1 and --warmup >= 0")
+    official_anchor.add_timing_args(ap, FAMILIES, "FAMILY=DIR,... (transformer_pro, transformer_swa)",
+                                    "untimed forwards first (compiles)",
+                                    "compare with the fixtures' logits_fp32 instead of timing "
+                                    "(each DIR an official fixture with reference.safetensors)")
+    a = official_anchor.parse_timing_args(ap)
     if not torch.cuda.is_available():
         ap.error("needs a CUDA device (the official kernels are Triton, the stand-in FlexAttention)")
     return a
@@ -186,10 +178,7 @@ def main():
         torch.cuda.empty_cache()
     out = anchor_result("prefill-anchor", a, torch.cuda.get_device_name(device), commits, SHIMS, rows,
                         autocast="none (fp32 check)" if a.check else "bfloat16 (fp32 weights), as eval/per_token_loss")
-    if a.out:
-        write_json(a.out, out)
-    if failed:
-        sys.exit("check FAILED: the anchor's per-token loss differs from the fixtures'")
+    official_anchor.finish(out, a.out, failed)
 
 
 if __name__ == "__main__":

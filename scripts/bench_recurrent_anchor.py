@@ -67,8 +67,8 @@ import torch
 import torch.nn.functional as F
 
 import official_anchor  # shared loading of the archived official code (this folder)
-from official_anchor import (anchor_result, int_list, load_checked, model_list, read_commit, splitmix64_ids,
-                             timed_forwards, token_loss, write_json)
+from official_anchor import (anchor_result, load_checked, read_commit, splitmix64_ids,
+                             timed_forwards, token_loss)
 
 FAMILIES = {  # family: (model_type, official module, CausalLM class)
     "mamba2": ("mamba2-project_fox", "forgetting_transformer.model.mamba2.modeling_mamba2", "Mamba2ForCausalLM"),
@@ -92,23 +92,15 @@ SHIMS = [
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--official-src", required=True, help="archived official `src` folder (with COMMIT)")
-    ap.add_argument("--fla-src", required=True, help="archived flash-linear-attention (with COMMIT)")
+    official_anchor.add_timing_args(ap, FAMILIES, "FAMILY=DIR,... (mamba2, hgrn2, delta_net)",
+                                    "untimed forwards first (compiles, autotunes)",
+                                    "compare with the fixtures' logits instead of timing "
+                                    "(each DIR an official fixture with reference.safetensors; CPU: TRITON_INTERPRET=1)")
     ap.add_argument("--mamba-src", required=True, help="archived mamba_ssm Python sources (with COMMIT)")
-    ap.add_argument("--models", required=True, type=model_list(FAMILIES), help="FAMILY=DIR,... (mamba2, hgrn2, delta_net)")
-    ap.add_argument("--seq-lens", type=int_list(2), default=[16384, 65536])
-    ap.add_argument("--repeats", type=int, default=2, help="timed forwards per length (median)")
-    ap.add_argument("--warmup", type=int, default=1, help="untimed forwards first (compiles, autotunes)")
-    ap.add_argument("--seed", type=int, default=0, help="splitmix64 seed of the token ids")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--causal-conv1d", metavar="DIR", help="the real causal_conv1d package (causal_conv1d/, "
                     "causal_conv1d_cuda*.so, BUILD.txt) instead of the stand-in (shim 2)")
-    ap.add_argument("--check", action="store_true", help="compare with the fixtures' logits instead of timing "
-                    "(each DIR an official fixture with reference.safetensors; CPU: TRITON_INTERPRET=1)")
-    ap.add_argument("--out", help="JSON output")
-    a = ap.parse_args()
-    if a.repeats < 1 or a.warmup < 0:
-        ap.error("--repeats must be >= 1 and --warmup >= 0")
+    a = official_anchor.parse_timing_args(ap)
     if not a.check and not a.device.startswith("cuda"):
         ap.error(f"--device {a.device}: timings need a CUDA device (the official kernels are Triton)")
     if a.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
@@ -473,10 +465,7 @@ def main():
                         autocast="bfloat16 (fp32 weights), as eval/per_token_loss")
     if isinstance(conv, RealConv):
         out["causal_conv1d_build"] = conv.build
-    if a.out:
-        write_json(a.out, out)
-    if failed:
-        sys.exit("check FAILED: the anchor's per-token loss differs from the fixtures'")
+    official_anchor.finish(out, a.out, failed)
 
 
 if __name__ == "__main__":

@@ -145,49 +145,40 @@ PY
 done
 echo "(at ${SECONDS}s)"
 
+# bench_round KIND ROUND I ARGS...: `foxeval bench KIND ARGS` of the base (I = 0) or this tree's
+# binary, and a line of its rows (s/doc and the GEMM stages for prefill; rates and wall for generate).
+bench_round() {
+  local kind="$1" round="$2" v=base f
+  [ "$3" = 0 ] || v=new
+  shift 3
+  f="$work/logs/$kind-$v-$round.json"
+  timeout 150 "$work/foxeval-$v" bench "$kind" "$@" --device cuda --dtype bfloat16 --out "$f" >/dev/null \
+    2>"$work/logs/$kind-$v-$round.log"
+  python3 - "$f" "round $round $v" "$kind" <<'PY'
+import json, sys
+try:
+    rows = json.load(open(sys.argv[1]))["rows"]
+except (OSError, ValueError, KeyError) as e:
+    print(sys.argv[2], "| no result:", e); sys.exit()
+cells = []
+for r in rows:
+    if sys.argv[3] == "prefill":
+        st = {s["stage"]: s["seconds"] for s in r["stage_table"]["stages"]}
+        extra = " ".join(f"{w} {1e3 * st[w]:.2f} ms" for w in ("swiglu", "loss") if w in st)
+        cells.append(f'{r["seq_len"]}: {r["seconds_per_document"]:.4f} s/doc {extra}')
+    else:
+        cells.append(f'b{r["batch"]} p{r["prompt_len"]}: decode {r["decode_tokens_per_s"]:.0f} tok/s, '
+                     f'prefill {r["prefill_tokens_per_s"]:.0f} tok/s, wall {r["wall_s"]:.2f} s')
+print(sys.argv[2], "|", " | ".join(cells))
+PY
+}
+prefill_run() { bench_round prefill "$1" "$2" --models fox_pro=/tmp/ckpt-fox_pro --seq-lens 65536,16384 --repeats 2; }
+generate_run() {
+  bench_round generate "$1" "$2" --model /tmp/ckpt-fox_pro --batch 1,16 --prompt-len 1024,8192 --new-tokens 128
+}
 echo "== ab: bench prefill FoX (Pro), base and this tree interleaved"
-one_run() {
-  local v=base f
-  [ "$2" = 0 ] || v=new
-  f="$work/logs/prefill-$v-$1.json"
-  timeout 120 "$work/foxeval-$v" bench prefill --models fox_pro=/tmp/ckpt-fox_pro --seq-lens 65536,16384 --repeats 2 \
-    --device cuda --dtype bfloat16 --out "$f" >/dev/null 2>"$work/logs/prefill-$v-$1.log"
-  python3 - "$f" "round $1 $v" <<'PY'
-import json, sys
-try:
-    rows = json.load(open(sys.argv[1]))["rows"]
-except (OSError, ValueError, KeyError) as e:
-    print(sys.argv[2], "| no result:", e); sys.exit()
-cells = []
-for r in rows:
-    st = {s["stage"]: s["seconds"] for s in r["stage_table"]["stages"]}
-    extra = " ".join(f"{w} {1e3 * st[w]:.2f} ms" for w in ("swiglu", "loss") if w in st)
-    cells.append(f'{r["seq_len"]}: {r["seconds_per_document"]:.4f} s/doc {extra}')
-print(sys.argv[2], "|", " | ".join(cells))
-PY
-}
-device_ab_rounds one_run base new
-
+device_ab_rounds prefill_run base new
 echo "== ab: bench generate FoX (Pro), base and this tree interleaved"
-gen_run() {
-  local v=base f
-  [ "$2" = 0 ] || v=new
-  f="$work/logs/generate-$v-$1.json"
-  timeout 150 "$work/foxeval-$v" bench generate --model /tmp/ckpt-fox_pro --batch 1,16 --prompt-len 1024,8192 \
-    --new-tokens 128 --device cuda --dtype bfloat16 --out "$f" >/dev/null 2>"$work/logs/generate-$v-$1.log"
-  python3 - "$f" "round $1 $v" <<'PY'
-import json, sys
-try:
-    rows = json.load(open(sys.argv[1]))["rows"]
-except (OSError, ValueError, KeyError) as e:
-    print(sys.argv[2], "| no result:", e); sys.exit()
-cells = []
-for r in rows:
-    cells.append(f'b{r["batch"]} p{r["prompt_len"]}: decode {r["decode_tokens_per_s"]:.0f} tok/s, '
-                 f'prefill {r["prefill_tokens_per_s"]:.0f} tok/s, wall {r["wall_s"]:.2f} s')
-print(sys.argv[2], "|", " | ".join(cells))
-PY
-}
-device_ab_rounds gen_run base new
+device_ab_rounds generate_run base new
 finish
 exit $status

@@ -169,6 +169,36 @@ def timed_forwards(model, inputs, labels, device, warmup, repeats, before=None, 
     return times, peak, loss
 
 
+def add_timing_args(ap, families, models_help, warmup_help, check_help):
+    """The arguments every per-token-loss timing anchor takes: the archived sources, FAMILY=DIR models,
+    the lengths, repeats, warm-up forwards, the token seed, --check (against the fixtures) and --out."""
+    ap.add_argument("--official-src", required=True, help="archived official `src` folder (with COMMIT)")
+    ap.add_argument("--fla-src", required=True, help="archived flash-linear-attention (with COMMIT)")
+    ap.add_argument("--models", required=True, type=model_list(families), help=models_help)
+    ap.add_argument("--seq-lens", type=int_list(2), default=[16384, 65536])
+    ap.add_argument("--repeats", type=int, default=2, help="timed forwards per length (median)")
+    ap.add_argument("--warmup", type=int, default=1, help=warmup_help)
+    ap.add_argument("--seed", type=int, default=0, help="splitmix64 seed of the token ids")
+    ap.add_argument("--check", action="store_true", help=check_help)
+    ap.add_argument("--out", help="JSON output")
+
+
+def parse_timing_args(ap):
+    """ap.parse_args() with the counts of add_timing_args checked."""
+    a = ap.parse_args()
+    if a.repeats < 1 or a.warmup < 0:
+        ap.error("--repeats must be >= 1 and --warmup >= 0")
+    return a
+
+
+def finish(out, path, failed):
+    """The end of a per-token-loss anchor: its document to `path` (if given), then exit 1 if a check failed."""
+    if path:
+        write_json(path, out)
+    if failed:
+        sys.exit("check FAILED: the anchor's per-token loss differs from the fixtures'")
+
+
 def anchor_result(kind, a, gpu, commits, shims, rows, **extra):
     """An anchor script's JSON: what ran (versions, commits, shims), the token ids and timing rules,
     then `extra` and the rows."""
