@@ -36,38 +36,34 @@ at::Tensor model_logits(const std::string& dir, const std::string& dtype, const 
   return logits(*model, ids);
 }
 
+// Our logits against a reference's: the logits' relative error and the per-token loss's mean and
+// max absolute difference, each below its bound.
+struct Bounds {
+  double rel, mean, max;
+};
+void check_close(const std::string& what, const at::Tensor& ours, const at::Tensor& ref, const at::Tensor& ids, Bounds b) {
+  const double e = rel_err(ours, ref);
+  const at::Tensor d = (next_token_loss(ours, ids) - next_token_loss(ref, ids)).abs();
+  const double dmean = d.mean().item<double>(), dmax = d.max().item<double>();
+  MESSAGE(what << ": logit rel err " << e << ", loss diff mean " << dmean << " max " << dmax);
+  CHECK(e < b.rel);
+  CHECK(dmean < b.mean);
+  CHECK(dmax < b.max);
+}
+
 void check_family(const std::string& name) {
   const std::string dir = test::source_path("tests/fixtures/official/" + name);
   Reference ref = load_reference(dir);
   at::Tensor ids = ref.input_ids;
-  at::Tensor loss_ref_bf16 = next_token_loss(ref.logits_bf16, ids);
 
   at::Tensor fp32 = model_logits(dir, "float32", ids);
-  at::Tensor loss_fp32 = next_token_loss(fp32, ids);
-  if (ref.logits_fp32.defined()) {
-    at::Tensor loss_ref = next_token_loss(ref.logits_fp32, ids);
-    const double e = rel_err(fp32, ref.logits_fp32);
-    const double dmean = (loss_fp32 - loss_ref).abs().mean().item<double>();
-    const double dmax = (loss_fp32 - loss_ref).abs().max().item<double>();
-    MESSAGE(name << " fp32 vs official fp32: logit rel err " << e << ", loss diff mean " << dmean << " max " << dmax);
-    CHECK(e < 1e-5);
-    CHECK(dmean < 2e-4);
-    CHECK(dmax < 2e-3);
-  }
+  if (ref.logits_fp32.defined()) check_close(name + " fp32 vs official fp32", fp32, ref.logits_fp32, ids, {1e-5, 2e-4, 2e-3});
   // Our fp32 against the official bf16: within the official bf16 noise.
   const double e32 = rel_err(fp32, ref.logits_bf16);
   MESSAGE(name << " fp32 vs official bf16: logit rel err " << e32);
   CHECK(e32 < 1.5e-2);
 
-  at::Tensor bf16 = model_logits(dir, "bfloat16", ids);
-  at::Tensor loss_bf16 = next_token_loss(bf16, ids);
-  const double e = rel_err(bf16, ref.logits_bf16);
-  const double dmean = (loss_bf16 - loss_ref_bf16).abs().mean().item<double>();
-  const double dmax = (loss_bf16 - loss_ref_bf16).abs().max().item<double>();
-  MESSAGE(name << " bf16 vs official bf16: logit rel err " << e << ", loss diff mean " << dmean << " max " << dmax);
-  CHECK(e < 1.5e-2);
-  CHECK(dmean < 1e-2);
-  CHECK(dmax < 5e-2);
+  check_close(name + " bf16 vs official bf16", model_logits(dir, "bfloat16", ids), ref.logits_bf16, ids, {1.5e-2, 1e-2, 5e-2});
 }
 
 // Prefill of a prefix, then one token at a time, must equal one pass over the whole sequence.

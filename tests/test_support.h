@@ -19,27 +19,20 @@ inline std::string shared_path(const std::string& rel) { return std::string(FOXE
 // Whether a CUDA device is there (the GPU test cases return early with a message where not, as in CI).
 inline bool have_cuda() { return at::hasCUDA() && at::cuda::device_count() > 0; }
 
-// Ends the calling test case, with a message, where have_cuda() is false: the GPU test cases pass
-// there without checking anything, and say so.
-#define SKIP_WITHOUT_CUDA()                 \
-  do {                                      \
-    if (!foxeval::test::have_cuda()) {      \
-      MESSAGE("CUDA unavailable: skipping"); \
-      return;                               \
-    }                                       \
-  } while (0)
-
-// Whether an sm_90 GPU (H100/H200) is there: the Hopper-only kernels (wgmma, TMA, setmaxnreg).
-inline bool have_hopper() { return have_cuda() && at::cuda::getCurrentDeviceProperties()->major == 9; }
-
-// Ends the calling test case, with a message, where have_hopper() is false (CI: no GPU).
-#define SKIP_WITHOUT_HOPPER()                       \
+// Ends the calling test case with "<what> unavailable: skipping" where `have` is false: the GPU
+// test cases pass there without checking anything, and say so.
+#define SKIP_UNLESS(have, what)                     \
   do {                                              \
-    if (!foxeval::test::have_hopper()) {            \
-      MESSAGE("CUDA sm_90 unavailable: skipping");  \
+    if (!(have)) {                                  \
+      MESSAGE(what " unavailable: skipping");       \
       return;                                       \
     }                                               \
   } while (0)
+#define SKIP_WITHOUT_CUDA() SKIP_UNLESS(foxeval::test::have_cuda(), "CUDA")
+
+// Whether an sm_90 GPU (H100/H200) is there: the Hopper-only kernels (wgmma, TMA, setmaxnreg).
+inline bool have_hopper() { return have_cuda() && at::cuda::getCurrentDeviceProperties()->major == 9; }
+#define SKIP_WITHOUT_HOPPER() SKIP_UNLESS(foxeval::test::have_hopper(), "CUDA sm_90")  // CI: no GPU
 
 // Sets an environment variable for a scope (the kernels' A/B switches are read at every launch).
 struct ScopedEnv {
