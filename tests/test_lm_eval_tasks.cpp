@@ -183,23 +183,23 @@ TEST_CASE("lm_eval task bad input errors name the task, file, line and field") {
   CHECK(range.find("boolq: " + d + "/boolq.jsonl line 1") != std::string::npos);
   CHECK(range.find("label 2 is out of range for 2 choices") != std::string::npos);
 
-  write_file(d + "/arc_easy.jsonl",
-             "{\"id\": \"x\", \"question\": \"q\", \"choices\": {\"text\": [\"a\"], \"label\": [\"A\"]}, \"answerKey\": \"B\"}\n");
-  CHECK(test::error_of<Error>([&] { load_task_docs(task_config("arc_easy"), d, -1); }).find("'answerKey': 'B'") !=
-        std::string::npos);
-
-  write_file(d + "/winogrande.jsonl", "{\"sentence\": \"no blank\", \"option1\": \"a\", \"option2\": \"b\", \"answer\": \"1\"}\n");
-  CHECK(test::error_of<Error>([&] { load_task_docs(task_config("winogrande"), d, -1); }).find("no '_'") !=
-        std::string::npos);
-
-  write_file(d + "/hellaswag.jsonl", "{\"activity_label\": \"a\", \"ctx_a\": \"b\", \"ctx_b\": \"c\", \"endings\": "
-                                     "[\"x\", \"y\"], \"label\": \"\"}\n");
-  CHECK(test::error_of<Error>([&] { load_task_docs(task_config("hellaswag"), d, -1); }).find("field 'label'") !=
-        std::string::npos);
-
-  write_file(d + "/copa.jsonl", "");
-  CHECK(test::error_of<Error>([&] { load_task_docs(task_config("copa"), d, -1); }).find("no documents") !=
-        std::string::npos);
+  // One bad document per task, and the words its error must hold.
+  const struct {
+    const char *task, *jsonl, *says;
+  } bad[] = {
+      {"arc_easy", "{\"id\": \"x\", \"question\": \"q\", \"choices\": {\"text\": [\"a\"], \"label\": [\"A\"]}, \"answerKey\": \"B\"}\n",
+       "'answerKey': 'B'"},
+      {"winogrande", "{\"sentence\": \"no blank\", \"option1\": \"a\", \"option2\": \"b\", \"answer\": \"1\"}\n", "no '_'"},
+      {"hellaswag",
+       "{\"activity_label\": \"a\", \"ctx_a\": \"b\", \"ctx_b\": \"c\", \"endings\": [\"x\", \"y\"], \"label\": \"\"}\n",
+       "field 'label'"},
+      {"copa", "", "no documents"},
+  };
+  for (const auto& b : bad) {
+    write_file(d + "/" + b.task + ".jsonl", b.jsonl);
+    CHECK_MESSAGE(test::error_of<Error>([&] { load_task_docs(task_config(b.task), d, -1); }).find(b.says) != std::string::npos,
+                  b.task);
+  }
 
   write_file(d + "/sciq.jsonl", "{}\n");
   write_file(d + "/sciq.parquet", "");

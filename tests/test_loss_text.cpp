@@ -70,14 +70,20 @@ double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
   return m;
 }
 
+// A known corpus's documents as `foxeval loss --text SOURCE` reads them: its default field (which
+// must be `field`) applied, then read from the hub cache.
+TextDocs corpus_docs(const std::string& source, const std::string& field) {
+  TextSourceSpec spec{source, "", "", ""};
+  apply_corpus_defaults(spec, false);
+  CHECK(spec.field == field);
+  return read_text_docs(spec);
+}
+
 }  // namespace
 
 TEST_CASE("loss --text: PG-19 parquet shards in the hub cache tokenize as tiktoken (the official tokenizer)") {
   FixtureCaches caches;
-  TextSourceSpec spec{"hf:deepmind/pg19:test", "", "", ""};
-  apply_corpus_defaults(spec, false);
-  CHECK(spec.field == "text");
-  const TextDocs docs = read_text_docs(spec);
+  const TextDocs docs = corpus_docs("hf:deepmind/pg19:test", "text");
   CHECK(docs.identity["source"] == "hub cache");
   CHECK(docs.identity["files"].size() == 2);
   REQUIRE(docs.docs.size() == 7);
@@ -91,10 +97,7 @@ TEST_CASE("loss --text: PG-19 parquet shards in the hub cache tokenize as tiktok
 
 TEST_CASE("loss --text: NarrativeQA's stories are read once each, from document.text") {
   FixtureCaches caches;
-  TextSourceSpec spec{"hf:deepmind/narrativeqa:test", "", "", ""};
-  apply_corpus_defaults(spec, false);
-  CHECK(spec.field == "document.text");
-  const TextDocs docs = read_text_docs(spec);
+  const TextDocs docs = corpus_docs("hf:deepmind/narrativeqa:test", "document.text");
   CHECK(docs.docs.size() == 2);
   CHECK(docs.duplicates == 3);
   const DocTokens t = tokenize_docs(docs.docs, docs.digest, text_tokenizer(find_model_files(kModel)), "", 1);

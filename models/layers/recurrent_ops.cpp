@@ -4,6 +4,7 @@
 #include <ATen/TensorOperators.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <string>
 #include <limits>
@@ -119,21 +120,32 @@ at::Tensor round_to(const at::Tensor& x, at::ScalarType dtype) {
   return x.to(dtype).to(at::kFloat);
 }
 
+namespace {
+
+// The fused causal-conv kernel (one pass, the same bits as the torch path) where the scans run on
+// the kernels and it supports this call; nullopt where the torch path runs.
+std::optional<at::Tensor> fused_conv(const at::Tensor& x, const at::Tensor& weight, at::Tensor* state,
+                                     const CausalConvSpec& spec) {
+  if (scan_impl(x, x.scalar_type()) != ScanImpl::kKernel || !causal_conv_cuda_supports(x, weight, state, spec))
+    return std::nullopt;
+  return causal_conv_cuda(x, weight, state, spec);
+}
+
+}  // namespace
+
 at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor* state,
                          const at::Tensor& real_mask, std::optional<at::ScalarType> silu_through,
                          at::ScalarType out_dtype) {
   StageTimer timer("conv");
-  if (scan_impl(x, x.scalar_type()) == ScanImpl::kKernel) {  // one fused pass, the same bits
-    CausalConvSpec spec;
-    spec.bias = bias;
-    spec.real_mask = real_mask;
-    spec.out_dtype = out_dtype;
-    if (silu_through) {
-      spec.silu = true;
-      spec.round_before = spec.round_after = *silu_through;
-    }
-    if (causal_conv_cuda_supports(x, weight, state, spec)) return causal_conv_cuda(x, weight, state, spec);
+  CausalConvSpec spec;
+  spec.bias = bias;
+  spec.real_mask = real_mask;
+  spec.out_dtype = out_dtype;
+  if (silu_through) {
+    spec.silu = true;
+    spec.round_before = spec.round_after = *silu_through;
   }
+  if (std::optional<at::Tensor> y = fused_conv(x, weight, state, spec)) return *y;
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), K = weight.size(1);
   at::Tensor xf = zero_padding(x, real_mask).to(at::kFloat);
   at::Tensor history = (state && state->defined()) ? *state : at::zeros({B, K - 1, C}, xf.options());
@@ -148,13 +160,11 @@ at::Tensor causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at
 at::Tensor fla_short_conv(const at::Tensor& x, const at::Tensor& weight, bool silu, const at::Tensor& real_mask,
                           at::Tensor* state, at::ScalarType out_dtype) {
   StageTimer timer("short_conv");
-  if (scan_impl(x, x.scalar_type()) == ScanImpl::kKernel) {  // one fused pass, the same bits
-    CausalConvSpec spec;
-    spec.real_mask = real_mask;
-    spec.silu = silu;
-    spec.out_dtype = out_dtype;
-    if (causal_conv_cuda_supports(x, weight, state, spec)) return causal_conv_cuda(x, weight, state, spec);
-  }
+  CausalConvSpec spec;
+  spec.real_mask = real_mask;
+  spec.silu = silu;
+  spec.out_dtype = out_dtype;
+  if (std::optional<at::Tensor> y = fused_conv(x, weight, state, spec)) return *y;
   at::Tensor y = causal_conv1d(x, weight, at::Tensor(), state, real_mask);
   return (silu ? at::silu(y) : y).to(out_dtype);
 }

@@ -49,12 +49,8 @@ std::string score_plot_svg(const std::vector<ScoreSeries>& series, const std::st
 
 void plot_babilong_files(const std::vector<std::string>& files, const std::vector<std::string>& labels,
                          const std::string& task, const std::string& out) {
-  check_plot_labels(labels, files);
-  std::vector<ScoreSeries> series;
-  for (size_t i = 0; i < files.size(); ++i)
-    series.push_back(read_score_series(read_json(files[i]), labels.empty() ? "" : labels[i], task, files[i]));
-  write_text_atomic(out, score_plot_svg(series, task.empty() ? "BABILong: mean accuracy by context length"
-                                                            : "BABILong " + task + ": accuracy by context length"));
+  plot_result_files(files, labels, task, out, &read_score_series, &score_plot_svg,
+                    task.empty() ? "BABILong: mean accuracy by context length" : "BABILong " + task + ": accuracy by context length");
 }
 
 }  // namespace foxeval::babilong

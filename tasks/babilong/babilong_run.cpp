@@ -198,14 +198,9 @@ nlohmann::json run_babilong(const RunSettings& s) {
 
   const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
   RecordRunner runner(rs, "babilong", identity(s, splits, *loaded, tok), items);
-  GenerationLoop loop;
-  loop.task = "babilong";
+  GenerationLoop loop("babilong", s.generation, s.stop_after, s.run.device);
   loop.unit = "documents";
   loop.shorten = "--limit, --lengths or --tasks";
-  loop.per_batch = generation_batch(s.generation);  // as longbench and ruler
-  loop.stop_after = s.stop_after;
-  loop.generation = s.generation;
-  loop.cpu = !c10::Device(s.run.device).is_cuda();
   run_generation_loop(
       runner, *model, loop,
       [&](size_t i) { return OpenTokens{static_cast<int64_t>(prompts[i].ids.size()), max_new}; },

@@ -72,14 +72,9 @@ nlohmann::json run_longbench(const RunSettings& s) {
 
   // Batches of 4 x --batch-size records to the one generation engine (tasks/run/generation_loop.h).
   // EOS ends a prediction, as HF generate's eos_token_id; the EOS is not part of it.
-  GenerationLoop loop;
-  loop.task = "longbench";
+  GenerationLoop loop("longbench", s.generation, s.stop_after, s.run.device);
   loop.unit = "records";
   loop.shorten = "--max-new-tokens, --limit or --tasks";
-  loop.per_batch = generation_batch(s.generation);
-  loop.stop_after = s.stop_after;
-  loop.generation = s.generation;
-  loop.cpu = !c10::Device(s.run.device).is_cuda();
   const GenerateStats stats = run_generation_loop(
       runner, *model, loop,
       [&](size_t i) {

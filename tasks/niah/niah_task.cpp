@@ -129,14 +129,10 @@ nlohmann::json run_sweep(const RunSettings& s) {
   // Cells finished before this run (journals read at the start: in a distributed run every rank's),
   // so the result counts the cells this run did on every rank.
   const int64_t done_before = std::count_if(items.begin(), items.end(), [&](const WorkItem& it) { return runner.done(it.id); });
-  GenerationLoop loop;
-  loop.task = "niah";
+  GenerationLoop loop("niah", s.generation, s.stop_after, s.run.device);
   loop.unit = "cells";
   loop.shorten = "--max-new-tokens, --lengths or --depths";
   loop.per_batch = std::max<size_t>(1, r.mode.depths.size());
-  loop.stop_after = s.stop_after;
-  loop.generation = s.generation;
-  loop.cpu = !at::Device(s.run.device).is_cuda();
   const GenerateStats total = run_generation_loop(
       runner, *model, loop, [&](size_t i) { return OpenTokens{static_cast<int64_t>(prompts[i].size()), s.max_new_tokens}; },
       [&](size_t i) { return GenerationRequest{prompts[i], s.max_new_tokens, {tok.eos_id()}}; },

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/json_file.h"
 #include "tasks/results/results_table.h"
 
 namespace foxeval {
@@ -78,6 +79,21 @@ std::string series_label(const std::string& label, const std::string& model, con
 
 // `foxeval plot`'s --label check: one label per file, or none (foxeval::Error).
 void check_plot_labels(const std::vector<std::string>& labels, const std::vector<std::string>& files);
+
+// `foxeval plot` of several result files into one figure: the labels checked (check_plot_labels),
+// file i read as read(its JSON, its --label or "", `what`, its path) into a series, and
+// svg(the series, title) written atomically to `out` (BABILong's and RULER's score curves).
+template <class Series>
+void plot_result_files(const std::vector<std::string>& files, const std::vector<std::string>& labels,
+                       const std::string& what, const std::string& out,
+                       Series (*read)(const nlohmann::json&, const std::string&, const std::string&, const std::string&),
+                       std::string (*svg)(const std::vector<Series>&, const std::string&), const std::string& title) {
+  check_plot_labels(labels, files);
+  std::vector<Series> series;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    series.push_back(read(read_json(files[i]), labels.empty() ? std::string() : labels[i], what, files[i]));
+  write_text_atomic(out, svg(series, title));
+}
 
 // The i-th colour of matplotlib's tab10, as the curves and bars use them.
 std::string plot_colour(std::size_t i);

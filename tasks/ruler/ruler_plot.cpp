@@ -56,12 +56,8 @@ std::string score_plot_svg(const std::vector<ScoreSeries>& series, const std::st
 
 void plot_ruler_files(const std::vector<std::string>& files, const std::vector<std::string>& labels, const std::string& what,
                       const std::string& out) {
-  check_plot_labels(labels, files);
-  std::vector<ScoreSeries> series;
-  for (size_t i = 0; i < files.size(); ++i)
-    series.push_back(read_score_series(read_json(files[i]), labels.empty() ? "" : labels[i], what, files[i]));
-  write_text_atomic(out, score_plot_svg(series, what.empty() ? "RULER: mean score over the tasks by context length"
-                                                            : "RULER " + what + ": score by context length"));
+  plot_result_files(files, labels, what, out, &read_score_series, &score_plot_svg,
+                    what.empty() ? "RULER: mean score over the tasks by context length" : "RULER " + what + ": score by context length");
 }
 
 }  // namespace foxeval::ruler

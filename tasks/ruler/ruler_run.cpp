@@ -128,14 +128,9 @@ nlohmann::json run_ruler(const RunSettings& s) {
   CausalLM* model = loaded->get();
   const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
   RecordRunner runner(rs, "ruler", identity(s, docs, tasks, lengths, *loaded, tok), items);
-  GenerationLoop loop;
-  loop.task = "ruler";
+  GenerationLoop loop("ruler", s.generation, s.stop_after, s.run.device);
   loop.unit = "docs";
   loop.shorten = "--limit, --lengths or --tasks";
-  loop.per_batch = generation_batch(s.generation);  // as babilong and longbench
-  loop.stop_after = s.stop_after;
-  loop.generation = s.generation;
-  loop.cpu = !c10::Device(s.run.device).is_cuda();
   std::vector<char> truncated(jobs.size(), 0);  // set as each prompt is built (when its item is claimed)
   run_generation_loop(
       runner, *model, loop,

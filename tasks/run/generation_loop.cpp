@@ -1,11 +1,22 @@
 #include "tasks/run/generation_loop.h"
 
+#include <c10/core/Device.h>
+
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "tasks/run/generation_progress.h"
 
 namespace foxeval {
+
+GenerationLoop::GenerationLoop(std::string task_, GenerateUntilOptions generation_, int64_t stop_after_,
+                               const std::string& device)
+    : task(std::move(task_)),
+      per_batch(generation_batch(generation_)),
+      stop_after(stop_after_),
+      generation(std::move(generation_)),
+      cpu(!c10::Device(device).is_cuda()) {}
 
 GenerateStats run_generation_loop(
     RecordRunner& runner, CausalLM& model, const GenerationLoop& loop, const std::function<OpenTokens(size_t)>& open,

@@ -21,8 +21,12 @@
 namespace foxeval {
 
 struct GenerationLoop {
+  // A task's loop with its generation options, its --stop-after and the device its model runs on
+  // (`device`, as RunOptions::device): 4 x --batch-size items a batch (generation_batch).
+  GenerationLoop(std::string task, GenerateUntilOptions generation, int64_t stop_after, const std::string& device);
+
   std::string task;     // progress lines' name, e.g. "longbench"
-  std::string unit;     // what an item is called there, e.g. "records", "cells"
+  std::string unit = "requests";  // what an item is called there, e.g. "records", "cells"
   std::string shorten;  // the flags that shorten the run (the CPU warning)
   size_t per_batch = 1;  // items claimed and handed to the scheduler together
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted, resumable) after this many items finish
