@@ -196,11 +196,13 @@ nlohmann::json run_babilong(const RunSettings& s) {
   const std::shared_ptr<const LoadedModel> loaded = task_model(s.model, files, s.run);
   CausalLM* model = loaded->get();
 
-  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
-  RecordRunner runner(rs, "babilong", identity(s, splits, *loaded, tok), items);
   GenerationLoop loop("babilong", s.generation, s.stop_after, s.run.device);
   loop.unit = "documents";
   loop.shorten = "--limit, --lengths or --tasks";
+  // header.generation among the run statistics: what the loop generated.
+  const RunnerSettings rs = with_generation_stats(
+      task_runner_settings(s, s.out_path, model), loop);
+  RecordRunner runner(rs, "babilong", identity(s, splits, *loaded, tok), items);
   run_generation_loop(
       runner, *model, loop,
       [&](size_t i) { return OpenTokens{static_cast<int64_t>(prompts[i].ids.size()), max_new}; },

@@ -67,15 +67,17 @@ nlohmann::json run_longbench(const RunSettings& s) {
     items.push_back({fmt::format("{}/{}", p.task, p.record.index),
                      static_cast<double>(p.ids.size() + static_cast<size_t>(generation_length(s, set.config, p.task)))});
 
-  const RunnerSettings rs = task_runner_settings(s, (fs::path(s.out_dir) / "run.json").string(), model);
+  GenerationLoop loop("longbench", s.generation, s.stop_after, s.run.device);
+  loop.unit = "records";
+  loop.shorten = "--max-new-tokens, --limit or --tasks";
+  // header.generation among the run statistics: what the loop generated.
+  const RunnerSettings rs = with_generation_stats(
+      task_runner_settings(s, (fs::path(s.out_dir) / "run.json").string(), model), loop);
   RecordRunner runner(rs, "longbench", identity(s, set, *loaded, tok), items);
 
   // Batches of 4 x --batch-size records to the one generation engine (tasks/run/generation_loop.h).
   // EOS ends a prediction, as HF generate's eos_token_id; the EOS is not part of it.
-  GenerationLoop loop("longbench", s.generation, s.stop_after, s.run.device);
-  loop.unit = "records";
-  loop.shorten = "--max-new-tokens, --limit or --tasks";
-  const GenerateStats stats = run_generation_loop(
+  run_generation_loop(
       runner, *model, loop,
       [&](size_t i) {
         return OpenTokens{static_cast<int64_t>(set.prompts[i].ids.size()), generation_length(s, set.config, set.prompts[i].task)};
@@ -95,6 +97,7 @@ nlohmann::json run_longbench(const RunSettings& s) {
                               {"prompt_tokens", p.ids.size()},
                               {"new_tokens", answer.ids.size()}};
       });
+  const GenerateStats& stats = loop.totals.stats;
   if (stats.prompt_tokens > 0)  // this process generated (a claimed batch prefills its prompts)
     std::fprintf(stderr, "[longbench] prefill %.1f s, decode %.1f s (%lld steps), %lld prompt tokens\n", stats.prefill_seconds,
                  stats.decode_seconds, static_cast<long long>(stats.decode_steps), static_cast<long long>(stats.prompt_tokens));

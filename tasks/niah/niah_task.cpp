@@ -118,22 +118,23 @@ nlohmann::json run_sweep(const RunSettings& s) {
       {"device_type", at::Device(s.run.device).is_cuda() ? "cuda" : "cpu"}};
   identity.update(model_identity(*loaded));  // model, type, size, numerics options
 
-  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
+  GenerationLoop loop("niah", s.generation, s.stop_after, s.run.device);
+  loop.unit = "cells";
+  loop.shorten = "--max-new-tokens, --lengths or --depths";
+  loop.per_batch = std::max<size_t>(1, r.mode.depths.size());
+  // header.generation among the run statistics: what the loop generated.
+  const RunnerSettings rs = with_generation_stats(
+      task_runner_settings(s, s.out_path, model), loop);
   RecordRunner runner(rs, "niah", identity, items);
   if (!s.pred_dir.empty()) make_folder(s.pred_dir, "--pred-dir");
 
   // Work is handed out a length at a time (tasks/run/generation_loop.h: longest first, so no GPU
   // idles while another works through the 32k cells); the cells of a length go to the scheduler
   // together. Each finished cell is journaled as it finishes, so a stop request loses nothing.
-  int64_t finished = 0, generated = 0;
   // Cells finished before this run (journals read at the start: in a distributed run every rank's),
   // so the result counts the cells this run did on every rank.
   const int64_t done_before = std::count_if(items.begin(), items.end(), [&](const WorkItem& it) { return runner.done(it.id); });
-  GenerationLoop loop("niah", s.generation, s.stop_after, s.run.device);
-  loop.unit = "cells";
-  loop.shorten = "--max-new-tokens, --lengths or --depths";
-  loop.per_batch = std::max<size_t>(1, r.mode.depths.size());
-  const GenerateStats total = run_generation_loop(
+  run_generation_loop(
       runner, *model, loop, [&](size_t i) { return OpenTokens{static_cast<int64_t>(prompts[i].size()), s.max_new_tokens}; },
       [&](size_t i) { return GenerationRequest{prompts[i], s.max_new_tokens, {tok.eos_id()}}; },
       [&](size_t i, const GenerationRequest&, const GenerationAnswer& a) {
@@ -145,8 +146,6 @@ nlohmann::json run_sweep(const RunSettings& s) {
           write_text_atomic(stem + ".txt", prediction);
           write_text_atomic(stem + ".txt.done", "");
         }
-        ++finished;
-        generated += static_cast<int64_t>(a.ids.size());
         return nlohmann::json{{"length", c.length},
                               {"depth", c.depth},
                               {"prediction", prediction},
@@ -155,13 +154,15 @@ nlohmann::json run_sweep(const RunSettings& s) {
                               {"stop", stop_reason_name(a.reason)}};
       });
 
-  nlohmann::json run_stats = {{"cells", finished},
+  const GenerateStats& total = loop.totals.stats;
+  const int64_t new_tokens = loop.totals.new_tokens;
+  nlohmann::json run_stats = {{"cells", loop.totals.requests},
                               {"prompt_tokens", total.prompt_tokens},
-                              {"generated_tokens", generated},
+                              {"generated_tokens", new_tokens},
                               {"prefill_s", total.prefill_seconds},
                               {"decode_s", total.decode_seconds},
                               {"prefill_tokens_per_s", total.prefill_seconds > 0 ? total.prompt_tokens / total.prefill_seconds : 0.0},
-                              {"decode_tokens_per_s", total.decode_seconds > 0 ? generated / total.decode_seconds : 0.0}};
+                              {"decode_tokens_per_s", total.decode_seconds > 0 ? new_tokens / total.decode_seconds : 0.0}};
   if (const auto peak = peak_gpu_memory_bytes(s.run.device)) run_stats["peak_gpu_memory_bytes"] = *peak;
   nlohmann::json result = runner.complete([&](const nlohmann::json& id, const std::vector<nlohmann::json>& records) {
     nlohmann::json out = build_result(id, records);

@@ -126,11 +126,13 @@ nlohmann::json run_ruler(const RunSettings& s) {
 
   const std::shared_ptr<const LoadedModel> loaded = task_model(s.model, files, s.run);
   CausalLM* model = loaded->get();
-  const RunnerSettings rs = task_runner_settings(s, s.out_path, model);
-  RecordRunner runner(rs, "ruler", identity(s, docs, tasks, lengths, *loaded, tok), items);
   GenerationLoop loop("ruler", s.generation, s.stop_after, s.run.device);
   loop.unit = "docs";
   loop.shorten = "--limit, --lengths or --tasks";
+  // header.generation among the run statistics: what the loop generated.
+  const RunnerSettings rs = with_generation_stats(
+      task_runner_settings(s, s.out_path, model), loop);
+  RecordRunner runner(rs, "ruler", identity(s, docs, tasks, lengths, *loaded, tok), items);
   std::vector<char> truncated(jobs.size(), 0);  // set as each prompt is built (when its item is claimed)
   run_generation_loop(
       runner, *model, loop,

@@ -1,11 +1,13 @@
 #include "tasks/run/generation_loop.h"
 
 #include <c10/core/Device.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <utility>
 #include <vector>
 
+#include "data/errors.h"
 #include "tasks/run/generation_progress.h"
 
 namespace foxeval {
@@ -18,8 +20,8 @@ GenerationLoop::GenerationLoop(std::string task_, GenerateUntilOptions generatio
       generation(std::move(generation_)),
       cpu(!c10::Device(device).is_cuda()) {}
 
-GenerateStats run_generation_loop(
-    RecordRunner& runner, CausalLM& model, const GenerationLoop& loop, const std::function<OpenTokens(size_t)>& open,
+void run_generation_loop(
+    RecordRunner& runner, CausalLM& model, GenerationLoop& loop, const std::function<OpenTokens(size_t)>& open,
     const std::function<GenerationRequest(size_t)>& request,
     const std::function<nlohmann::json(size_t, const GenerationRequest&, const GenerationAnswer&)>& record) {
   int64_t open_prompt = 0, open_new = 0;
@@ -32,7 +34,7 @@ GenerateStats run_generation_loop(
                         loop.shorten, runner.rank());
   if (loop.stop_after == 0) runner.interrupt();
   GenerateUntilOptions generation = loop.generation;
-  GenerateStats total;
+  GenerationTotals& totals = loop.totals;
   int64_t finished = 0;
   for (;;) {
     if (runner.should_stop()) runner.interrupt();
@@ -50,17 +52,82 @@ GenerateStats run_generation_loop(
       // A stop token took a step too: the meter counts it against the bound.
       meter.request_done(static_cast<int64_t>(answer.ids.size()) + (answer.reason == StopReason::eos ? 1 : 0),
                          r.max_new_tokens);
+      ++totals.requests;
+      totals.new_tokens += static_cast<int64_t>(answer.ids.size());
       const size_t i = batch[k];
       runner.finish(runner.items()[i].id, record(i, r, answer), static_cast<double>(r.prompt.size() + answer.ids.size()));
       ++finished;
       if (runner.should_stop() || (loop.stop_after >= 0 && finished >= loop.stop_after)) runner.interrupt();
     });
-    total.prefill_seconds += st.prefill_seconds;
-    total.decode_seconds += st.decode_seconds;
-    total.decode_steps += st.decode_steps;
-    total.prompt_tokens += st.prompt_tokens;
+    totals.stats.prefill_seconds += st.prefill_seconds;
+    totals.stats.decode_seconds += st.decode_seconds;
+    totals.stats.decode_steps += st.decode_steps;
+    totals.stats.prompt_tokens += st.prompt_tokens;
   }
-  return total;
+}
+
+namespace {
+
+const char* const kCountKeys[] = {"requests", "prompt_tokens", "new_tokens", "decode_steps"};
+const char* const kSecondKeys[] = {"prefill_s", "decode_s"};
+
+// Two processes' generation counts added up (null + x = x); a count that is not one names its field.
+nlohmann::json add_generation_counts(const nlohmann::json& a, const nlohmann::json& b) {
+  for (const nlohmann::json* c : {&a, &b}) {
+    if (c->is_null()) continue;
+    if (!c->is_object()) throw Error("generation counts must be an object");
+    for (const char* k : kCountKeys)
+      if (!c->contains(k) || !c->at(k).is_number_integer() || c->at(k).get<int64_t>() < 0)
+        throw Error(fmt::format("generation counts: {} must be a non-negative integer", k));
+    for (const char* k : kSecondKeys)
+      if (!c->contains(k) || !c->at(k).is_number() || !(c->at(k).get<double>() >= 0))
+        throw Error(fmt::format("generation counts: {} must be a non-negative number", k));
+  }
+  if (a.is_null()) return b;
+  if (b.is_null()) return a;
+  nlohmann::json sum = nlohmann::json::object();
+  for (const char* k : kCountKeys) sum[k] = a[k].get<int64_t>() + b[k].get<int64_t>();
+  for (const char* k : kSecondKeys) sum[k] = a[k].get<double>() + b[k].get<double>();
+  return sum;
+}
+
+nlohmann::json generation_header(const nlohmann::json& counts) {
+  nlohmann::json h = counts;
+  auto rate = [&](const char* tokens, const char* seconds) {
+    const double s = counts[seconds].get<double>();
+    return s > 0 ? nlohmann::json(static_cast<double>(counts[tokens].get<int64_t>()) / s) : nlohmann::json(nullptr);
+  };
+  h["prefill_tokens_per_s"] = rate("prompt_tokens", "prefill_s");
+  h["decode_tokens_per_s"] = rate("new_tokens", "decode_s");
+  h["counted"] = "the requests this run answered on every process (items an earlier, resumed run finished are not "
+                 "counted); seconds added up over the processes, so a rate is one process's";
+  return h;
+}
+
+// `foxeval merge` adds the parts' counts up by this kind (tasks/run/result_file.cpp).
+const bool generation_kind_registered = register_run_stats_kind({"generation", add_generation_counts, generation_header});
+
+}  // namespace
+
+RunStatsSource generation_stats(const GenerationTotals* totals) {
+  RunStatsSource s;
+  s.name = "generation";
+  s.counts = [totals] {
+    return nlohmann::json{{"requests", totals->requests},
+                          {"prompt_tokens", totals->stats.prompt_tokens},
+                          {"new_tokens", totals->new_tokens},
+                          {"decode_steps", totals->stats.decode_steps},
+                          {"prefill_s", totals->stats.prefill_seconds},
+                          {"decode_s", totals->stats.decode_seconds}};
+  };
+  s.add = add_generation_counts;
+  s.header = generation_header;
+  return s;
+}
+
+RunnerSettings with_generation_stats(RunnerSettings rs, const GenerationLoop& loop) {
+  rs.stats.push_back(generation_stats(&loop.totals));
+  return rs;
 }
 
 size_t generation_batch(const GenerateUntilOptions& generation) {

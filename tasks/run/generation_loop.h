@@ -16,9 +16,17 @@
 
 #include "models/model.h"
 #include "models/requests.h"
+#include "tasks/run/run_stats.h"
 #include "tasks/run/runner.h"
 
 namespace foxeval {
+
+// What this process's loop generated: the requests it answered, their new tokens, the engine's
+// timings. Its RunStatsSource (generation_stats) makes header.generation of the result.
+struct GenerationTotals {
+  GenerateStats stats;
+  int64_t requests = 0, new_tokens = 0;
+};
 
 struct GenerationLoop {
   // A task's loop with its generation options, its --stop-after and the device its model runs on
@@ -32,6 +40,7 @@ struct GenerationLoop {
   int64_t stop_after = -1;  // >= 0: stop (as if interrupted, resumable) after this many items finish
   GenerateUntilOptions generation;
   bool cpu = false;  // the model runs on the CPU (the meter warns of a long run there)
+  GenerationTotals totals;  // what run_generation_loop generated, added up
 };
 
 // What one item contributes to the meter's bound before its request is built: its prompt tokens
@@ -40,11 +49,23 @@ struct OpenTokens {
   int64_t prompt = 0, max_new = 0;
 };
 
+
+// header.generation, summed over shards and ranks (`foxeval merge` too): {requests, prompt_tokens,
+// new_tokens, decode_steps, prefill_s, decode_s, prefill_tokens_per_s, decode_tokens_per_s, counted}.
+// The seconds are each process's, added up, so a rate is per process (per GPU), not the run's
+// wall-clock throughput; items an earlier, resumed run finished are not counted. `totals` must
+// outlive the runner (its counts are read at complete()).
+RunStatsSource generation_stats(const GenerationTotals* totals);
+
+// `rs` with header.generation of `loop`'s totals among its statistics: the runner a generation task
+// makes before its loop (the loop must outlive the runner).
+RunnerSettings with_generation_stats(RunnerSettings rs, const GenerationLoop& loop);
+
 // Runs the loop until the runner's items are all claimed or it stops. `request(i)`: item i's request
 // (built when claimed); `record(i, request, answer)`: its record, journaled with work = prompt +
-// answer tokens. Returns the generation timings summed over the batches.
-GenerateStats run_generation_loop(
-    RecordRunner& runner, CausalLM& model, const GenerationLoop& loop, const std::function<OpenTokens(size_t)>& open,
+// answer tokens. What it generated is added to loop.totals.
+void run_generation_loop(
+    RecordRunner& runner, CausalLM& model, GenerationLoop& loop, const std::function<OpenTokens(size_t)>& open,
     const std::function<GenerationRequest(size_t)>& request,
     const std::function<nlohmann::json(size_t, const GenerationRequest&, const GenerationAnswer&)>& record);
 
