@@ -84,39 +84,35 @@ void Config::fail(const std::string& key, const std::string& what) const {
   throw Error(fmt::format("{}: field \"{}\" {}", path_, key, what));
 }
 
-int64_t Config::get_int(const std::string& key) const {
-  const auto& v = at(key);
-  if (!v.is_number_integer()) fail(key, fmt::format("must be an integer, found {}", v.dump()));
-  return v.get<int64_t>();
+namespace {
+
+// A config value of the JSON type `is` accepts, else the field's error "must be WHAT, found V".
+template <class T>
+T typed(const Config& c, const std::string& key, const nlohmann::json& v, bool (nlohmann::json::*is)() const noexcept,
+        const char* what) {
+  if (!(v.*is)()) c.fail(key, fmt::format("must be {}, found {}", what, v.dump()));
+  return v.get<T>();
 }
 
-int64_t Config::get_int(const std::string& key, int64_t fallback) const {
-  return has(key) ? get_int(key) : fallback;
+}  // namespace
+
+int64_t Config::get_int(const std::string& key) const {
+  return typed<int64_t>(*this, key, at(key), &nlohmann::json::is_number_integer, "an integer");
 }
+int64_t Config::get_int(const std::string& key, int64_t fallback) const { return has(key) ? get_int(key) : fallback; }
 
 double Config::get_double(const std::string& key) const {
-  const auto& v = at(key);
-  if (!v.is_number()) fail(key, fmt::format("must be a number, found {}", v.dump()));
-  return v.get<double>();
+  return typed<double>(*this, key, at(key), &nlohmann::json::is_number, "a number");
 }
-
-double Config::get_double(const std::string& key, double fallback) const {
-  return has(key) ? get_double(key) : fallback;
-}
+double Config::get_double(const std::string& key, double fallback) const { return has(key) ? get_double(key) : fallback; }
 
 bool Config::get_bool(const std::string& key, bool fallback) const {
-  if (!has(key)) return fallback;
-  const auto& v = json_.at(key);
-  if (!v.is_boolean()) fail(key, fmt::format("must be true or false, found {}", v.dump()));
-  return v.get<bool>();
+  return has(key) ? typed<bool>(*this, key, at(key), &nlohmann::json::is_boolean, "true or false") : fallback;
 }
 
 std::string Config::get_string(const std::string& key) const {
-  const auto& v = at(key);
-  if (!v.is_string()) fail(key, fmt::format("must be a string, found {}", v.dump()));
-  return v.get<std::string>();
+  return typed<std::string>(*this, key, at(key), &nlohmann::json::is_string, "a string");
 }
-
 std::string Config::get_string(const std::string& key, const std::string& fallback) const {
   return has(key) ? get_string(key) : fallback;
 }
