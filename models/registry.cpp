@@ -2,37 +2,42 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <future>
+#include <stdexcept>
 
 #include "data/content_digest.h"
 #include "data/errors.h"
 #include "data/switches.h"
 #include "data/hub_cache.h"
 #include "models/cpu_threads.h"
-#include "models/delta_net/delta_net_model.h"
-#include "models/fox/fox_model.h"
-#include "models/hgrn2/hgrn2_model.h"
-#include "models/mamba2/mamba2_model.h"
-#include "models/samba/samba_model.h"
 
 namespace fs = std::filesystem;
 
 namespace foxeval {
 
-const std::vector<FamilyEntry>& model_families() {
-  // model_type (config.json) -> family. One line per family.
-  static const std::vector<FamilyEntry> families = {
-      {"forgetting_transformer-project_fox", make_forgetting_transformer},
-      {"transformer-project_fox", make_transformer},
-      {"mamba2-project_fox", make_mamba2},
-      {"hgrn2-project_fox", make_hgrn2},
-      {"delta_net-project_fox", make_delta_net},
-      {"samba-project_fox", make_samba},
-  };
-  return families;
+namespace {
+
+std::vector<FamilyEntry>& families() {  // a function's static: registrations run at static initialization
+  static std::vector<FamilyEntry> f;
+  return f;
 }
+
+}  // namespace
+
+FamilyRegistrar::FamilyRegistrar(FamilyEntry entry) {
+  std::vector<FamilyEntry>& f = families();
+  auto at = std::lower_bound(f.begin(), f.end(), entry,
+                             [](const FamilyEntry& a, const FamilyEntry& b) { return std::strcmp(a.model_type, b.model_type) < 0; });
+  if (at != f.end() && std::strcmp(at->model_type, entry.model_type) == 0)
+    throw std::logic_error(std::string("model family '") + entry.model_type + "' registered twice");
+  f.insert(at, entry);
+}
+
+const std::vector<FamilyEntry>& model_families() { return families(); }
 
 namespace {
 

@@ -1,5 +1,7 @@
-// The one place that maps config.json's model_type to a family.
-// Adding a family = one folder in models/ plus one line in registry.cpp.
+// config.json's model_type -> family, and the model loaded once (LoadedModel).
+// Adding a family = one folder in models/ whose model file registers it with one statement:
+//   const FamilyRegistrar registered({"samba-project_fox", make_samba});
+// (the build links the models layer whole, so no registration is dropped and no list is kept).
 #pragma once
 #include <memory>
 #include <string>
@@ -19,7 +21,13 @@ struct FamilyEntry {
   FamilyFactory make;
 };
 
-const std::vector<FamilyEntry>& model_families();
+// Registers a family at static initialization; a second family of the same model_type is a
+// logic_error (a programming error, found when the binary starts).
+struct FamilyRegistrar {
+  explicit FamilyRegistrar(FamilyEntry entry);
+};
+
+const std::vector<FamilyEntry>& model_families();  // every registered family, by model_type
 
 // A model made once by load_model and read everywhere after: its files as resolved from --model
 // (folder, repo@revision, tokenizer files), the digest of what foxeval reads from them, and the

@@ -89,7 +89,9 @@ TEST_CASE("checkpoint: broken files and configs are clear errors") {
   {
     Scratch s;
     s.config["model_type"] = "gpt2";
-    expect_error(s.write(), "unknown model_type \"gpt2\"");
+    // Every registered family is named, in model_type order.
+    expect_error(s.write(), "unknown model_type \"gpt2\" (known: delta_net-project_fox, forgetting_transformer-project_fox, "
+                            "hgrn2-project_fox, mamba2-project_fox, samba-project_fox, transformer-project_fox)");
   }
   {
     Scratch s;
@@ -116,6 +118,15 @@ TEST_CASE("checkpoint: broken files and configs are clear errors") {
     s.config["hidden_size"] = "wide";
     expect_error(s.write(), "field \"hidden_size\" must be an integer");
   }
+}
+
+TEST_CASE("model families: each registers itself from its folder; a model_type registered twice is refused") {
+  std::vector<std::string> types;
+  for (const FamilyEntry& f : model_families()) types.push_back(f.model_type);
+  CHECK(types == std::vector<std::string>{"delta_net-project_fox", "forgetting_transformer-project_fox", "hgrn2-project_fox",
+                                          "mamba2-project_fox", "samba-project_fox", "transformer-project_fox"});
+  CHECK_THROWS_AS(FamilyRegistrar({"samba-project_fox", model_families()[0].make}), std::logic_error);
+  CHECK(model_families().size() == 6);
 }
 
 TEST_CASE("checkpoint: sharded index, and an index naming the wrong shard") {

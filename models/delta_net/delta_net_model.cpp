@@ -16,6 +16,7 @@
 #include "kernels/fused_glue.h"
 #include "models/layers/layers.h"
 #include "models/layers/recurrent_lm.h"
+#include "models/registry.h"
 
 namespace foxeval {
 namespace {
@@ -195,5 +196,8 @@ class DeltaNetModel : public recurrent::RecurrentLM {
 std::unique_ptr<CausalLM> make_delta_net(Checkpoint& checkpoint, const RunOptions& options) {
   return std::make_unique<DeltaNetModel>(checkpoint, options);
 }
+
+// config.json model_type -> this family (models/registry.h).
+const FamilyRegistrar registered_delta_net({"delta_net-project_fox", make_delta_net});
 
 }  // namespace foxeval

@@ -22,6 +22,7 @@
 #include "models/layers/rotary.h"
 #include "models/generation/sequence_cache.h"
 #include "models/generation/window_cache.h"
+#include "models/registry.h"
 #include "models/stage_timer.h"
 
 namespace foxeval {
@@ -894,5 +895,9 @@ std::unique_ptr<CausalLM> make_forgetting_transformer(Checkpoint& checkpoint, co
 std::unique_ptr<CausalLM> make_transformer(Checkpoint& checkpoint, const RunOptions& options) {
   return std::make_unique<ForgettingTransformer>(checkpoint, options, FoxConfig::parse_transformer(checkpoint.config()));
 }
+
+// config.json model_type -> this family (models/registry.h).
+const FamilyRegistrar registered_forgetting_transformer({"forgetting_transformer-project_fox", make_forgetting_transformer});
+const FamilyRegistrar registered_transformer({"transformer-project_fox", make_transformer});
 
 }  // namespace foxeval

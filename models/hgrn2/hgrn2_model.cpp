@@ -17,6 +17,7 @@
 #include "data/errors.h"
 #include "models/layers/layers.h"
 #include "models/layers/recurrent_lm.h"
+#include "models/registry.h"
 
 namespace foxeval {
 // Named, so that its Layer/Slot/kFamily stay apart from the other families' in a unity build.
@@ -173,5 +174,8 @@ class Hgrn2Model : public recurrent::RecurrentLM {
 std::unique_ptr<CausalLM> make_hgrn2(Checkpoint& checkpoint, const RunOptions& options) {
   return std::make_unique<hgrn2::Hgrn2Model>(checkpoint, options);
 }
+
+// config.json model_type -> this family (models/registry.h).
+const FamilyRegistrar registered_hgrn2({"hgrn2-project_fox", make_hgrn2});
 
 }  // namespace foxeval

@@ -25,6 +25,7 @@
 #include "kernels/recurrent_gla.h"
 #include "models/layers/layers.h"
 #include "models/layers/recurrent_lm.h"
+#include "models/registry.h"
 #include "models/stage_timer.h"
 
 namespace foxeval {
@@ -287,5 +288,8 @@ std::unique_ptr<CausalLM> make_mamba2(Checkpoint& checkpoint, const RunOptions& 
 std::unique_ptr<CausalLM> make_mamba2(Checkpoint& checkpoint, const RunOptions& options) {
   return make_mamba2(checkpoint, options, Mamba2Dt::kKernels);
 }
+
+// config.json model_type -> this family (models/registry.h).
+const FamilyRegistrar registered_mamba2({"mamba2-project_fox", make_mamba2});
 
 }  // namespace foxeval

@@ -31,7 +31,7 @@
 #include "models/layers/rotary.h"
 #include "models/layers/recurrent_lm.h"
 #include "models/layers/recurrent_ops.h"
-#include "models/layers/rotary.h"
+#include "models/registry.h"
 #include "models/samba/samba_config.h"
 #include "models/samba/samba_state.h"
 #include "models/samba/window_attention.h"
@@ -412,5 +412,8 @@ class SambaModel : public CausalLM {
 std::unique_ptr<CausalLM> make_samba(Checkpoint& checkpoint, const RunOptions& options) {
   return std::make_unique<samba::SambaModel>(checkpoint, options);
 }
+
+// config.json model_type -> this family (models/registry.h).
+const FamilyRegistrar registered_samba({"samba-project_fox", make_samba});
 
 }  // namespace foxeval
