@@ -2,17 +2,15 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <future>
-#include <stdexcept>
 
 #include "data/content_digest.h"
 #include "data/errors.h"
 #include "data/switches.h"
 #include "data/hub_cache.h"
+#include "data/named_registry.h"
 #include "models/cpu_threads.h"
 
 namespace fs = std::filesystem;
@@ -21,23 +19,16 @@ namespace foxeval {
 
 namespace {
 
-std::vector<FamilyEntry>& families() {  // a function's static: registrations run at static initialization
-  static std::vector<FamilyEntry> f;
-  return f;
+NamedRegistry<FamilyEntry>& families() {
+  static NamedRegistry<FamilyEntry> r("model family", [](const FamilyEntry& f) { return std::string(f.model_type); });
+  return r;
 }
 
 }  // namespace
 
-FamilyRegistrar::FamilyRegistrar(FamilyEntry entry) {
-  std::vector<FamilyEntry>& f = families();
-  auto at = std::lower_bound(f.begin(), f.end(), entry,
-                             [](const FamilyEntry& a, const FamilyEntry& b) { return std::strcmp(a.model_type, b.model_type) < 0; });
-  if (at != f.end() && std::strcmp(at->model_type, entry.model_type) == 0)
-    throw std::logic_error(std::string("model family '") + entry.model_type + "' registered twice");
-  f.insert(at, entry);
-}
+FamilyRegistrar::FamilyRegistrar(FamilyEntry entry) { families().add(entry); }
 
-const std::vector<FamilyEntry>& model_families() { return families(); }
+const std::vector<FamilyEntry>& model_families() { return families().entries(); }
 
 namespace {
 

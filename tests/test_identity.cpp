@@ -75,6 +75,13 @@ std::string one_difference(nlohmann::json changed, const nlohmann::json& base, c
   return c.differ[0];
 }
 
+// compare_result_settings(a, b) finds nothing different and has nothing to note.
+void check_same_settings(const nlohmann::json& a, const nlohmann::json& b) {
+  const SettingsComparison c = compare_result_settings(a, b);
+  CHECK(c.differ.empty());
+  CHECK(c.notes.empty());
+}
+
 }  // namespace
 
 TEST_CASE("identity: SHA-256 equals FIPS 180-4 (the test's own implementation) for buffers, files and byte ranges") {
@@ -206,9 +213,7 @@ TEST_CASE("check: models and data by content: another path passes, other content
   moved["header"]["settings"]["model"] = "/b/elsewhere";
   moved["header"]["settings"]["model_digest_source"] = "hub cache blob names";
   moved["header"]["settings"]["data"] = "npy:/b/copy.npy dtype=<u2 shape=[4, 16]";
-  SettingsComparison c = compare_result_settings(moved, base);
-  CHECK(c.differ.empty());
-  CHECK(c.notes.empty());
+  check_same_settings(moved, base);
 
   CHECK(one_difference(base, base, "model_digest", "sha256:3333") == "model_digest: \"sha256:1111\" vs \"sha256:3333\"");
   CHECK(one_difference(base, base, "data_digest", "sha256:4444").rfind("data_digest:", 0) == 0);
@@ -226,9 +231,7 @@ TEST_CASE("check: data nested in the settings (inspect's source) counts by its d
                                      {"bos_id", 0}}}}}}}};
   nlohmann::json moved = base;
   moved["header"]["settings"]["source"]["data"] = "npy:/b/clone/tokens.npy dtype=<u2 shape=[4, 16]";
-  const SettingsComparison c = compare_result_settings(moved, base);
-  CHECK(c.differ.empty());
-  CHECK(c.notes.empty());
+  check_same_settings(moved, base);
   nlohmann::json other = moved;
   other["header"]["settings"]["source"]["data_digest"] = "sha256:3333";
   const SettingsComparison d = compare_result_settings(other, base);

@@ -1,24 +1,22 @@
 #include "tasks/run/run_stats.h"
 
-#include <stdexcept>
+#include "data/named_registry.h"
 
 namespace foxeval {
 namespace {
 
-std::vector<RunStatsKind>& kinds() {  // a function's static: registrations run at static initialization
-  static std::vector<RunStatsKind> k;
-  return k;
+NamedRegistry<RunStatsKind>& kinds() {
+  static NamedRegistry<RunStatsKind> r("run statistic", [](const RunStatsKind& k) { return k.name; });
+  return r;
 }
 
 }  // namespace
 
 bool register_run_stats_kind(RunStatsKind kind) {
-  for (const RunStatsKind& k : kinds())
-    if (k.name == kind.name) throw std::logic_error("run statistic '" + kind.name + "' registered twice");
-  kinds().push_back(std::move(kind));
+  kinds().add(std::move(kind));
   return true;
 }
 
-const std::vector<RunStatsKind>& run_stats_kinds() { return kinds(); }
+const std::vector<RunStatsKind>& run_stats_kinds() { return kinds().entries(); }
 
 }  // namespace foxeval

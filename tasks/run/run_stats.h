@@ -26,7 +26,7 @@ struct RunStatsKind {
 // Registers `kind` (a second kind of the same name is a logic_error); returns true, for a static
 // initializer: `const bool registered = register_run_stats_kind({...});`.
 bool register_run_stats_kind(RunStatsKind kind);
-const std::vector<RunStatsKind>& run_stats_kinds();  // in registration order
+const std::vector<RunStatsKind>& run_stats_kinds();  // in name order
 
 struct RunStatsSource {
   std::string name;                        // the header field, e.g. "pruning"
