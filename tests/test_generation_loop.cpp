@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>  // after ATen: c10's glog-style CHECK must not replace doctest's
 
 #include <fstream>
+#include <limits>
+#include <stdexcept>
 
 #include "data/errors.h"
 #include "data/json_file.h"
@@ -114,6 +116,23 @@ TEST_CASE("generation loop: header.generation adds up over shard parts in merge"
   const std::string err = test::error_of<Error>([&] { merge_task_parts({parts[0], bad_path}, (dir.path / "m.json").string()); });
   CHECK(err.find("bad1.json") != std::string::npos);
   CHECK(err.find("new_tokens must be a non-negative integer") != std::string::npos);
+  // Counts whose sum does not fit 64 bits (an edited part): refused, not wrapped.
+  nlohmann::json huge = read_json(parts[1]);
+  huge["generation"]["prompt_tokens"] = std::numeric_limits<int64_t>::max();
+  const std::string huge_path = (dir.path / "huge1.json").string();
+  std::ofstream(huge_path) << huge.dump();
+  const std::string overflow =
+      test::error_of<Error>([&] { merge_task_parts({parts[0], huge_path}, (dir.path / "m.json").string()); });
+  CHECK(overflow.find("generation counts: prompt_tokens: ") != std::string::npos);
+  CHECK(overflow.find("does not fit a 64-bit count") != std::string::npos);
+}
+
+TEST_CASE("run statistics: a source of a kind nobody registered is refused when the runner starts") {
+  test::TempDir dir("generation_loop");
+  RunnerSettings rs;
+  rs.out_path = (dir.path / "x.json").string();
+  rs.stats = {{"no-such-statistic", [] { return nlohmann::json(); }}};
+  CHECK_THROWS_AS(RecordRunner(rs, "generation-loop-test", {{"mode", "x"}}, {{"a", 1}}), std::logic_error);
 }
 
 }  // namespace foxeval

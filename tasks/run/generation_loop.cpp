@@ -34,8 +34,7 @@ void run_generation_loop(
                         loop.shorten, runner.rank());
   if (loop.stop_after == 0) runner.interrupt();
   GenerateUntilOptions generation = loop.generation;
-  GenerationTotals& totals = loop.totals;
-  int64_t finished = 0;
+  GenerationTotals& totals = loop.totals;  // its requests: the items finished (--stop-after counts them)
   for (;;) {
     if (runner.should_stop()) runner.interrupt();
     const std::vector<size_t> batch = runner.claim_batch(std::max<size_t>(1, loop.per_batch));
@@ -56,8 +55,7 @@ void run_generation_loop(
       totals.new_tokens += static_cast<int64_t>(answer.ids.size());
       const size_t i = batch[k];
       runner.finish(runner.items()[i].id, record(i, r, answer), static_cast<double>(r.prompt.size() + answer.ids.size()));
-      ++finished;
-      if (runner.should_stop() || (loop.stop_after >= 0 && finished >= loop.stop_after)) runner.interrupt();
+      if (runner.should_stop() || (loop.stop_after >= 0 && totals.requests >= loop.stop_after)) runner.interrupt();
     });
     totals.stats.prefill_seconds += st.prefill_seconds;
     totals.stats.decode_seconds += st.decode_seconds;
@@ -86,7 +84,8 @@ nlohmann::json add_generation_counts(const nlohmann::json& a, const nlohmann::js
   if (a.is_null()) return b;
   if (b.is_null()) return a;
   nlohmann::json sum = nlohmann::json::object();
-  for (const char* k : kCountKeys) sum[k] = a[k].get<int64_t>() + b[k].get<int64_t>();
+  for (const char* k : kCountKeys)
+    sum[k] = add_counts(a[k].get<int64_t>(), b[k].get<int64_t>(), fmt::format("generation counts: {}", k));
   for (const char* k : kSecondKeys) sum[k] = a[k].get<double>() + b[k].get<double>();
   return sum;
 }
@@ -110,19 +109,14 @@ const bool generation_kind_registered = register_run_stats_kind({"generation", a
 }  // namespace
 
 RunStatsSource generation_stats(const GenerationTotals* totals) {
-  RunStatsSource s;
-  s.name = "generation";
-  s.counts = [totals] {
-    return nlohmann::json{{"requests", totals->requests},
-                          {"prompt_tokens", totals->stats.prompt_tokens},
-                          {"new_tokens", totals->new_tokens},
-                          {"decode_steps", totals->stats.decode_steps},
-                          {"prefill_s", totals->stats.prefill_seconds},
-                          {"decode_s", totals->stats.decode_seconds}};
-  };
-  s.add = add_generation_counts;
-  s.header = generation_header;
-  return s;
+  return {"generation", [totals] {
+            return nlohmann::json{{"requests", totals->requests},
+                                  {"prompt_tokens", totals->stats.prompt_tokens},
+                                  {"new_tokens", totals->new_tokens},
+                                  {"decode_steps", totals->stats.decode_steps},
+                                  {"prefill_s", totals->stats.prefill_seconds},
+                                  {"decode_s", totals->stats.decode_seconds}};
+          }};
 }
 
 RunnerSettings with_generation_stats(RunnerSettings rs, const GenerationLoop& loop) {

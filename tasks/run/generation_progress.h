@@ -1,8 +1,9 @@
-// Progress of a generation task (niah, longbench) on stderr, inside the scheduler's groups too: a
-// group of long generations may finish no request for minutes (a random or undertrained model never
-// emits EOS, so every request runs to its max_new_tokens), and the Runner's line moves only when
-// one finishes. Lines say requests done, new tokens against their bound, prefill and decode rates
-// and an ETA that assumes every open request runs to its max_new_tokens (what such a model does).
+// Progress of a generation task (niah, longbench, babilong, ruler: tasks/run/generation_loop.h)
+// on stderr, inside the scheduler's groups too: a group of long generations may finish no request
+// for minutes (a random or undertrained model never emits EOS, so every request runs to its
+// max_new_tokens), and the Runner's line moves only when one finishes. Lines say requests done,
+// new tokens against their bound, prefill and decode rates and an ETA that assumes every open
+// request runs to its max_new_tokens (what such a model does).
 // On the CPU, the first time the estimate exceeds a few minutes, one line says so and names the
 // flags that shorten the run.
 #pragma once

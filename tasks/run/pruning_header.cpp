@@ -75,7 +75,7 @@ nlohmann::json add_pruning_counts(const nlohmann::json& a, const nlohmann::json&
     throw Error(fmt::format("pruning counts of log tolerance {} and {} do not add up", a["log_tolerance"].dump(),
                             b["log_tolerance"].dump()));
   nlohmann::json sum = a;
-  for (const char* k : kCountKeys) sum[k] = a[k].get<int64_t>() + b[k].get<int64_t>();
+  for (const char* k : kCountKeys) sum[k] = add_counts(a[k].get<int64_t>(), b[k].get<int64_t>(), fmt::format("pruning counts: {}", k));
   return sum;
 }
 
@@ -104,12 +104,7 @@ nlohmann::json pruning_header(const nlohmann::json& counts) {
 const bool pruning_kind_registered = register_run_stats_kind({"pruning", add_pruning_counts, pruning_header});
 
 RunStatsSource pruning_stats(const CausalLM* model) {
-  RunStatsSource s;
-  s.name = "pruning";
-  s.counts = [model] { return pruning_counts(model); };
-  s.add = add_pruning_counts;
-  s.header = pruning_header;
-  return s;
+  return {"pruning", [model] { return pruning_counts(model); }};
 }
 
 }  // namespace foxeval

@@ -1,24 +1,23 @@
 // Statistics of a run beside its records (the runner's RunnerSettings::stats), by name: what a
-// run measured that is no item's record, such as FoX's adaptive-pruning counts. A plain struct of
-// callbacks, so the runner (tasks/run/runner.h) sums and writes them without knowing what made them.
+// run measured that is no item's record, such as FoX's adaptive-pruning counts or what a
+// generation task generated. The runner (tasks/run/runner.h) and `foxeval merge` add them up and
+// write them without knowing what made them.
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace foxeval {
 
-// A statistic of the run beside its records, by name: header.<name> of the result. Each process
-// (shard, rank) reads its own counts once at complete(); a shard part or a rank's post carries them
-// under <name>, and the result's header holds header(the sum over every process). FoX's pruning
-// counts are one (tasks/run/pruning_header.h pruning_stats): the runner itself knows no model.
-// How one statistic's counts add up and become its header field, by name: all `foxeval merge`
-// needs of a statistic it finds in shard parts, where no model is at hand. Each kind registers once
-// (register_run_stats_kind, at static initialization, beside the code that counts it).
+// How one statistic's counts add up and become header.<name> of the result: all the runner and
+// `foxeval merge` (which has no model at hand) need of it. Each kind registers once, at static
+// initialization, beside the code that counts it (tasks/run/pruning_header.cpp,
+// tasks/run/generation_loop.cpp).
 struct RunStatsKind {
-  std::string name;  // the header field and the part's field, e.g. "pruning"
+  std::string name;  // the header field, and the field of a shard part or a rank's post, e.g. "pruning"
   // Two processes' counts summed (null + x = x); throws Error for counts that do not add up.
   std::function<nlohmann::json(const nlohmann::json&, const nlohmann::json&)> add;
   std::function<nlohmann::json(const nlohmann::json&)> header;  // header.<name> from non-null counts
@@ -27,13 +26,19 @@ struct RunStatsKind {
 // initializer: `const bool registered = register_run_stats_kind({...});`.
 bool register_run_stats_kind(RunStatsKind kind);
 const std::vector<RunStatsKind>& run_stats_kinds();  // in name order
+// The kind registered as `name`; a logic_error where none is (a source without its kind).
+const RunStatsKind& run_stats_kind(const std::string& name);
 
+// One process's source of a registered statistic: each process (shard, rank) reads its own counts
+// once at complete(); a shard part or a rank's post carries them under <name>, and the result's
+// header holds the kind's header(the sum over every process).
 struct RunStatsSource {
-  std::string name;                        // the header field, e.g. "pruning"
+  std::string name;                        // a registered RunStatsKind's name
   std::function<nlohmann::json()> counts;  // this process's counts; null: nothing to report
-  // Two processes' counts summed (null + x = x); throws Error for counts that do not add up.
-  std::function<nlohmann::json(const nlohmann::json&, const nlohmann::json&)> add;
-  std::function<nlohmann::json(const nlohmann::json&)> header;  // header.<name> from non-null counts
 };
+
+// a + b for two non-negative counts of `field` read from a part or a post (a file a user may have
+// edited): Error naming the field where the sum does not fit an int64.
+int64_t add_counts(int64_t a, int64_t b, const std::string& field);
 
 }  // namespace foxeval

@@ -213,9 +213,10 @@ RunnerCore::RunnerCore(RunnerSettings settings, std::string task, nlohmann::json
   if (reducer_ && (!reducer_->load || !reducer_->finish)) throw Error("internal: a reducer without load or finish");
   if (reducer_ && !(settings_.save_every_seconds > 0))
     throw Error(fmt::format("--save-every {}: must be a number of seconds > 0", settings_.save_every_seconds));
-  for (const RunStatsSource& src : settings_.stats)
-    if (src.name.empty() || !src.counts || !src.add || !src.header)
-      throw Error(fmt::format("internal: run statistics '{}' without a name, counts, add or header", src.name));
+  for (const RunStatsSource& src : settings_.stats) {
+    if (!src.counts) throw Error(fmt::format("internal: run statistics '{}' without counts", src.name));
+    (void)run_stats_kind(src.name);  // registered, or a logic_error now rather than at the end of the run
+  }
   if (settings_.num_shards == 1 && settings_.ranks && settings_.ranks->world() > 1) dist_ = settings_.ranks.get();
   if (dist_) scope_ = dist_->next_run_scope(task_);
   std::vector<size_t> mine = shard_items(items_, settings_.num_shards, settings_.shard_index);
@@ -507,9 +508,10 @@ nlohmann::json RunnerCore::stats_counts() const {
 
 void RunnerCore::add_stats_header(nlohmann::json& header, const std::vector<nlohmann::json>& posts) const {
   for (const RunStatsSource& src : settings_.stats) {
+    const RunStatsKind& kind = run_stats_kind(src.name);
     nlohmann::json sum;
-    for (const nlohmann::json& p : posts) sum = src.add(sum, p.value(src.name, nlohmann::json()));
-    if (!sum.is_null()) header[src.name] = src.header(sum);
+    for (const nlohmann::json& p : posts) sum = kind.add(sum, p.value(src.name, nlohmann::json()));
+    if (!sum.is_null()) header[src.name] = kind.header(sum);
   }
 }
 
