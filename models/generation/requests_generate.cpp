@@ -322,11 +322,10 @@ class Scheduler {
   }
 
   // Whether the decoded answer holds one of `stops`; if so the earliest one ends it: the text is
-  // cut before it, the ids after the shortest prefix whose text holds it.
+  // cut before it, and the ids end with this token. (accept() checks after every token, so no
+  // shorter prefix of the ids held a stop: this is the shortest one whose text holds it.)
   bool stopped_by_string(Active& a, const std::vector<std::string>& stops) const {
-    const Gpt2Tokenizer& tok = *opt_.tokenizer;
-    std::vector<int64_t>& ids = a.answer.ids;
-    const std::string text = tok.decode(ids);
+    const std::string text = opt_.tokenizer->decode(a.answer.ids);
     size_t best = std::string::npos;
     const std::string* which = nullptr;
     for (const std::string& s : stops) {
@@ -334,11 +333,6 @@ class Scheduler {
       if (pos != std::string::npos && (best == std::string::npos || pos < best)) best = pos, which = &s;
     }
     if (!which) return false;
-    for (size_t k = 1; k <= ids.size(); ++k)
-      if (tok.decode(std::vector<int64_t>(ids.begin(), ids.begin() + k)).find(*which) != std::string::npos) {
-        ids.resize(k);
-        break;
-      }
     a.answer.reason = StopReason::stop_string;
     a.answer.stop = *which;
     a.answer.text = text.substr(0, best);
