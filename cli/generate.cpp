@@ -2,7 +2,6 @@
 // engine (models/requests.h generate_until: decoding slots; --no-cache: the reference path).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "cli/run_options.h"
 #include "cli/validators.h"
 #include "data/errors.h"
+#include "data/json_file.h"
 #include "data/model_files.h"
 #include "data/tokenizer.h"
 #include "data/utf8.h"
@@ -39,9 +39,7 @@ struct GenerateArgs {
 // that is empty or only whitespace, or not UTF-8, is refused, naming file:line: an empty prompt
 // is a stray blank line far more often than a wish to continue BOS alone.
 std::vector<std::string> read_prompt_lines(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
-    throw Error("--prompt-file " + path + ": not a file (a folder or a device)");
+  check_input_stream(path, "--prompt-file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("--prompt-file: cannot open " + path);
   std::vector<std::string> lines;

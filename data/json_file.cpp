@@ -132,6 +132,12 @@ nlohmann::json read_json(const std::string& path) {
   }
 }
 
+void check_input_stream(const std::string& path, const std::string& flag) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw Error(fmt::format("{} {}: not a file (a folder or a device)", flag, path));
+}
+
 std::string read_text_file(const std::string& path) {
   check_readable(path);
   std::ifstream in(path, std::ios::binary);

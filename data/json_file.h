@@ -16,5 +16,9 @@ nlohmann::json read_json(const std::string& path);  // errors name the file
 // `source`); read_json and the JSON-lines readers call it before parsing.
 void check_json_depth(std::string_view text, const std::string& source);
 std::string read_text_file(const std::string& path);  // the whole file, bytes as they are; errors name the file
+// An input that `flag` names and a reader streams line by line: a file, a pipe or a process
+// substitution; a folder or a device (/dev/zero never ends) is refused, naming both
+// ("FLAG PATH: not a file (a folder or a device)"). A path that does not exist passes: the open says so.
+void check_input_stream(const std::string& path, const std::string& flag);
 
 }  // namespace foxeval

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -60,9 +59,7 @@ void score_request_file(const ScoreRequestSettings& a) {
   const OutputLock lock(a.out);  // one writer per --out, as every task run
   const ModelFiles files = find_model_files(a.model);  // resolved once: the tokenizer's files and the weights'
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(files);
-  struct stat st {};
-  if (::stat(a.requests.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
-    throw Error(fmt::format("--requests {}: not a file (a folder or a device)", a.requests));
+  check_input_stream(a.requests, "--requests");
   std::ifstream in(a.requests, std::ios::binary);
   if (!in) throw Error(fmt::format("--requests: cannot open {}", a.requests));
 
